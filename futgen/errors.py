@@ -1,0 +1,98 @@
+"""Errors futgen reports to users.
+
+Every error a user can cause names where it happened: `file:line:col` for
+source programs, the parameter for entry-point calls.  The CLI prints these
+without a traceback and exits with status 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Source text of every file the front end has read, so that an error can
+# quote the offending line long after the parser is gone.
+_SOURCES: dict[str, str] = {}
+
+
+def register_source(file: str, text: str) -> None:
+    """Remember `text` as the contents of `file` for error messages."""
+    _SOURCES[file] = text
+
+
+def source_line(file: str, line: int) -> str | None:
+    """The 1-based `line` of a registered file, or None."""
+    text = _SOURCES.get(file)
+    if text is None:
+        return None
+    lines = text.splitlines()
+    if 1 <= line <= len(lines):
+        return lines[line - 1]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A position in a source file; line and col are 1-based."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NOWHERE = Loc("<builtin>", 0, 0)
+
+
+class FutgenError(Exception):
+    """Base class of every error futgen reports to a user."""
+
+
+class CompileError(FutgenError):
+    """A program is malformed: syntax, names, types, sizes or uniqueness."""
+
+    def __init__(self, message: str, loc: Loc | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+    def __str__(self) -> str:
+        if self.loc is None or self.loc is NOWHERE:
+            return f"Error: {self.message}"
+        text = f"Error at {self.loc}: {self.message}"
+        line = source_line(self.loc.file, self.loc.line)
+        if line is not None:
+            caret = " " * (self.loc.col - 1) + "^"
+            text += f"\n  {line}\n  {caret}"
+        return text
+
+
+class UnsupportedFeature(CompileError):
+    """A valid Futhark construct that futgen does not implement yet."""
+
+    def __init__(self, feature: str, loc: Loc | None = None):
+        super().__init__(f"unsupported feature {feature}", loc)
+        self.feature = feature
+
+
+class FutharkError(FutgenError):
+    """A run-time failure of a Futhark program (bounds, sizes, assertions).
+
+    The message follows the reference implementation's wording, e.g.
+    "Index [7] out of bounds for array of shape [5]."
+    """
+
+    def __init__(self, message: str, loc: Loc | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+    def __str__(self) -> str:
+        if self.loc is None:
+            return f"Error: {self.message}"
+        return f"Error: {self.message}\n\nBacktrace:\n-> #0  {self.loc}"
+
+
+class DataError(FutgenError):
+    """Malformed or mismatching input values (stdin, data files, arguments)."""

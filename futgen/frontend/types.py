@@ -1,0 +1,188 @@
+"""Semantic types of the supported Futhark subset.
+
+These are what the type checker computes and stores in `Expr.ty`:
+
+    Type ::= Scalar(name)                      i32, f64, bool, ...
+           | Array(elem, shape, unique)        [d1]...[dk]elem, elem not an array
+           | Tuple(elems)                      (t1, ..., tn); Tuple(()) is unit
+           | Record(fields)                    {f1: t1, ...}, fields sorted by name
+           | Arrow(param_name, param, ret)     (x: t1) -> t2
+           | TypeVar(name)                     a type parameter or inference variable
+    Dim  ::= SizeVar(name) | SizeConst(n) | AnySize(id)
+
+Types are immutable and hashable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Primitive types and their NumPy representation.
+PRIM_DTYPES: dict[str, np.dtype] = {
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "u8": np.dtype(np.uint8),
+    "u16": np.dtype(np.uint16),
+    "u32": np.dtype(np.uint32),
+    "u64": np.dtype(np.uint64),
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "bool": np.dtype(np.bool_),
+}
+SIGNED_INTS = ("i8", "i16", "i32", "i64")
+UNSIGNED_INTS = ("u8", "u16", "u32", "u64")
+INTS = SIGNED_INTS + UNSIGNED_INTS
+FLOATS = ("f16", "f32", "f64")
+NUMERIC = INTS + FLOATS
+PRIMS = NUMERIC + ("bool",)
+
+DTYPE_PRIMS: dict[np.dtype, str] = {v: k for k, v in PRIM_DTYPES.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    name: str
+
+    @property
+    def dtype(self) -> np.dtype:
+        return PRIM_DTYPES[self.name]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class SizeVar:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class SizeConst:
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class AnySize:
+    """A size nobody named; two AnySizes are equal only if their ids are."""
+
+    id: int
+
+    def __str__(self) -> str:
+        return ""
+
+
+Dim = SizeVar | SizeConst | AnySize
+
+
+@dataclass(frozen=True, slots=True)
+class Array:
+    elem: Type  # never an Array
+    shape: tuple[Dim, ...]
+    unique: bool = False
+
+    def __str__(self) -> str:
+        dims = "".join(f"[{d}]" for d in self.shape)
+        return ("*" if self.unique else "") + dims + str(self.elem)
+
+
+@dataclass(frozen=True, slots=True)
+class Tuple:
+    elems: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.elems)) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    fields: tuple[tuple[str, Type], ...]  # sorted by field name
+
+    def field(self, name: str) -> Type | None:
+        for f, t in self.fields:
+            if f == name:
+                return t
+        return None
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{f}: {t}" for f, t in self.fields) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Arrow:
+    param_name: str | None
+    param: Type
+    ret: Type
+
+    def __str__(self) -> str:
+        p = f"({self.param_name}: {self.param})" if self.param_name else _arg_str(self.param)
+        return f"{p} -> {self.ret}"
+
+
+@dataclass(frozen=True, slots=True)
+class TypeVar:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Type = Scalar | Array | Tuple | Record | Arrow | TypeVar
+
+UNIT = Tuple(())
+BOOL = Scalar("bool")
+I64 = Scalar("i64")
+I32 = Scalar("i32")
+F64 = Scalar("f64")
+
+
+def _arg_str(t: Type) -> str:
+    return f"({t})" if isinstance(t, Arrow) else str(t)
+
+
+def array_of(elem: Type, shape: tuple[Dim, ...], unique: bool = False) -> Type:
+    """`[shape]elem`, merging with elem's own dimensions; an empty shape gives elem."""
+    if not shape:
+        return elem
+    if isinstance(elem, Array):
+        return Array(elem.elem, shape + elem.shape, unique)
+    return Array(elem, shape, unique)
+
+
+def row_type(t: Array) -> Type:
+    """The type of one element of the outermost dimension of `t`."""
+    return array_of(t.elem, t.shape[1:])
+
+
+def rank(t: Type) -> int:
+    return len(t.shape) if isinstance(t, Array) else 0
+
+
+def nonunique(t: Type) -> Type:
+    """`t` without the uniqueness attribute at any level."""
+    match t:
+        case Array(e, s, _):
+            return Array(nonunique(e), s, False)
+        case Tuple(es):
+            return Tuple(tuple(nonunique(e) for e in es))
+        case Record(fs):
+            return Record(tuple((f, nonunique(x)) for f, x in fs))
+        case Arrow(n, p, r):
+            return Arrow(n, p, nonunique(r))
+    return t
+
+
+def is_tuple_record(fields: tuple[tuple[str, Type], ...]) -> bool:
+    """Whether record fields are exactly 0, 1, ..., n-1 (n >= 2): a tuple."""
+    names = sorted(int(f) if f.isdigit() else -1 for f, _ in fields)
+    return len(names) >= 2 and names == list(range(len(names)))
