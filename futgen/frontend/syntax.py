@@ -158,11 +158,13 @@ TParam = SizeParam | TypeParam
 class PId:
     name: str
     loc: Loc
+    ty: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
 class PWild:
     loc: Loc
+    ty: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -171,6 +173,7 @@ class PTuple:
 
     elems: list[Pat]
     loc: Loc
+    ty: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -179,6 +182,7 @@ class PRecord:
 
     fields: list[tuple[str, Pat]]
     loc: Loc
+    ty: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -188,9 +192,12 @@ class PAscribe:
     pat: Pat
     type: TypeExp
     loc: Loc
+    ty: Any = field(default=None, repr=False, compare=False)
 
 
 Pat = PId | PWild | PTuple | PRecord | PAscribe
+# The type checker sets `ty` on every pattern node to its semantic type
+# (type abbreviations expanded), so later stages need not re-resolve types.
 
 
 # ---------------------------------------------------------------- expressions
