@@ -1,0 +1,1179 @@
+"""The type checker: inference, sizes, polymorphism and uniqueness.
+
+It walks the source AST once, inferring types by unification (`unify.py`),
+and sets `ty` on every expression and pattern to its fully resolved type.
+Alongside types it tracks, for every expression, which variables its value
+may alias, so that in-place updates and unique parameters can be checked:
+a consumed variable (and everything aliasing it) may not be used again, a
+non-unique parameter or a global may not be consumed, and a loop or lambda
+body may not consume variables bound outside it.  See Note [Aliases].
+
+Sizes are checked where the program names them (`[n]`, constants); sizes
+given by expressions or left anonymous are checked at run time by the
+interpreter.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
+from futgen.frontend import syntax as S
+from futgen.frontend.types import (
+    BOOL,
+    FLOATS,
+    I64,
+    INTS,
+    NUMERIC,
+    PRIMS,
+    UNIT,
+    AnySize,
+    Array,
+    Arrow,
+    Dim,
+    Record,
+    Scalar,
+    SizeConst,
+    SizeVar,
+    Tuple,
+    Type,
+    TypeVar,
+    array_of,
+    is_tuple_record,
+    row_type,
+)
+from futgen.frontend.unify import Constraint, Unifier, UnifyError
+
+# An alias description: a set of variable ids for a non-tuple value, or one
+# description per component of a tuple value.
+Alias = frozenset | tuple
+
+NO_ALIAS: frozenset = frozenset()
+
+ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
+INT_OPS = {"//", "%%", "&", "|", "^", "<<", ">>", ">>>"}
+ORDER_OPS = {"<", ">", "<=", ">="}
+EQ_OPS = {"==", "!="}
+BOOL_OPS = {"&&", "||"}
+# Built-ins whose polymorphic result (`*t`) is always a fresh value.
+FRESH_RESULT_BUILTINS = {"copy", "manifest"}
+BUILTIN_BINOPS = ARITH_OPS | INT_OPS | ORDER_OPS | EQ_OPS | BOOL_OPS | {"++", "|>", "<|"}
+
+
+@dataclass
+class Scheme:
+    """A possibly polymorphic type: quantified type and size names."""
+
+    tvars: tuple[str, ...]
+    svars: tuple[str, ...]
+    type: Type
+
+
+@dataclass
+class VarInfo:
+    """A variable in scope."""
+
+    uid: str  # unique id, used in alias sets
+    name: str
+    scheme: Scheme
+    loc: Loc
+    depth: int  # binding depth, compared with loop/lambda barriers
+    aliases: Alias = NO_ALIAS
+    consumable: str | None = None  # None if consumable, else why not
+    is_global: bool = False
+
+
+@dataclass
+class TypeAbbrev:
+    params: list[S.TParam]
+    body: S.TypeExp
+
+
+@dataclass
+class Scope:
+    vars: dict[str, VarInfo] = field(default_factory=dict)
+    types: dict[str, Any] = field(default_factory=dict)  # name -> Type | TypeAbbrev
+
+
+def _flatten_alias(a: Alias) -> frozenset:
+    if isinstance(a, frozenset):
+        return a
+    out: frozenset = frozenset()
+    for x in a:
+        out |= _flatten_alias(x)
+    return out
+
+
+def _is_prim(t: Type) -> bool:
+    return isinstance(t, Scalar)
+
+
+class Checker:
+    """Checks one program (all its declarations, imports already merged)."""
+
+    def __init__(self) -> None:
+        self.u = Unifier()
+        self.scopes: list[Scope] = [Scope()]
+        self.consumed: dict[str, Loc] = {}
+        self.barriers: list[tuple[int, str]] = []  # (depth, "loop" | "lambda")
+        self._uids = itertools.count()
+        self._visited: list[Any] = []
+        self._builtin_cache: dict[str, Scheme] = {}
+
+    # ================================================================ scopes
+
+    @property
+    def depth(self) -> int:
+        return len(self.scopes)
+
+    def push(self) -> None:
+        self.scopes.append(Scope())
+
+    def pop(self) -> None:
+        self.scopes.pop()
+
+    def lookup_var(self, name: str) -> VarInfo | None:
+        for scope in reversed(self.scopes):
+            if name in scope.vars:
+                return scope.vars[name]
+        return None
+
+    def lookup_type(self, name: str) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope.types:
+                return scope.types[name]
+        return None
+
+    def bind_var(
+        self,
+        name: str,
+        t: Type,
+        loc: Loc,
+        aliases: Alias = NO_ALIAS,
+        consumable: str | None = None,
+        scheme: Scheme | None = None,
+        is_global: bool = False,
+    ) -> VarInfo:
+        uid = f"{name}#{next(self._uids)}"
+        al = _flatten_alias(aliases) | {uid} if not _is_prim(self.u.shallow(t)) else NO_ALIAS
+        info = VarInfo(
+            uid, name, scheme or Scheme((), (), t), loc, self.depth, al, consumable, is_global
+        )
+        self.scopes[-1].vars[name] = info
+        return info
+
+    def err(self, msg: str, loc: Loc | None) -> CompileError:
+        return CompileError(msg, loc)
+
+    # ============================================================ type syntax
+
+    def resolve(self, te: S.TypeExp, anon: str = "any") -> Type:
+        """The semantic type of a type expression.
+
+        `anon` says what an anonymous size `[]` means: "any" (a size known at
+        run time) or "fresh" (a new inference variable, for parameters).
+        """
+        match te:
+            case S.TEName(name, args, loc):
+                return self._resolve_name(name, args, loc, anon)
+            case S.TEArray(dim, elem, _):
+                inner = self.resolve(elem, anon)
+                return array_of(inner, (self.resolve_dim(dim, anon),))
+            case S.TETuple(elems, _):
+                if len(elems) == 1:
+                    return self.resolve(elems[0], anon)
+                return Tuple(tuple(self.resolve(e, anon) for e in elems))
+            case S.TERecord(fields, loc):
+                names = [f for f, _ in fields]
+                if len(set(names)) != len(names):
+                    raise self.err("duplicate field in record type", loc)
+                fs = tuple(sorted((f, self.resolve(t, anon)) for f, t in fields))
+                return _record_or_tuple(fs)
+            case S.TEArrow(pname, param, ret, _):
+                if pname is not None:
+                    self.push()
+                    self.bind_var(pname, I64, te.loc)
+                    p = self.resolve(param, anon)
+                    r = self.resolve(ret, anon)
+                    self.pop()
+                    return Arrow(pname, p, r)
+                return Arrow(None, self.resolve(param, anon), self.resolve(ret, anon))
+            case S.TEUnique(inner, loc):
+                t = self.resolve(inner, anon)
+                return _make_unique(t)
+        raise UnsupportedFeature(f"type expression {type(te).__name__}", getattr(te, "loc", None))
+
+    def _resolve_name(self, name: str, args: list, loc: Loc, anon: str) -> Type:
+        if name in PRIMS and not args:
+            return Scalar(name)
+        found = self.lookup_type(name)
+        if found is None:
+            raise self.err(f'Unknown type "{name}".', loc)
+        if isinstance(found, TypeAbbrev):
+            return self._expand_abbrev(name, found, args, loc, anon)
+        if args:
+            raise self.err(f'Type "{name}" takes no arguments.', loc)
+        return found
+
+    def _expand_abbrev(
+        self, name: str, ab: TypeAbbrev, args: list, loc: Loc, anon: str
+    ) -> Type:
+        if len(args) != len(ab.params):
+            raise self.err(
+                f'Type "{name}" expects {len(ab.params)} arguments, given {len(args)}.', loc
+            )
+        self.push()
+        for p, a in zip(ab.params, args):
+            if isinstance(p, S.SizeParam):
+                if not isinstance(a, (S.DimName, S.DimConst, S.DimAny, S.DimExpr)):
+                    raise self.err(f'Type "{name}": size argument expected for [{p.name}].', loc)
+                d = self.resolve_dim(a, anon)
+                self.scopes[-1].types[f"[{p.name}]"] = d
+            else:
+                if isinstance(a, (S.DimName, S.DimConst, S.DimAny, S.DimExpr)):
+                    raise self.err(f"Type \"{name}\": type argument expected for '{p.name}.", loc)
+                self.scopes[-1].types[p.name] = self.resolve(a, anon)
+        t = self.resolve(ab.body, anon)
+        self.pop()
+        return t
+
+    def resolve_dim(self, d: S.DimExp, anon: str = "any") -> Dim:
+        match d:
+            case S.DimConst(v, _):
+                return SizeConst(v)
+            case S.DimAny(_):
+                return self.u.fresh_size() if anon == "fresh" else self.u.anonymous_size()
+            case S.DimName(name, loc):
+                bound = self.lookup_type(f"[{name}]")
+                if bound is not None:
+                    return bound
+                v = self.lookup_var(name)
+                if v is None:
+                    raise self.err(f'Unknown size "{name}".', loc)
+                self.unify(v.scheme.type, I64, loc, f'size "{name}" must be of type i64')
+                return SizeVar(name)
+            case S.DimExpr(expr, _):
+                t, _ = self.check(expr)
+                self.unify(t, I64, expr.loc, "a size expression must have type i64")
+                return self.u.anonymous_size()
+        raise AssertionError(d)
+
+    # ============================================================ unification
+
+    def unify(self, t1: Type, t2: Type, loc: Loc | None, context: str, lenient=False) -> None:
+        try:
+            self.u.unify(t1, t2, lenient)
+        except UnifyError as e:
+            raise self.err(f"{context}: {e}", loc) from None
+
+    def zonk(self, t: Type) -> Type:
+        return self.u.zonk(t)
+
+    def instantiate(self, s: Scheme) -> Type:
+        if not s.tvars and not s.svars:
+            return s.type
+        tsub = {v: self.u.fresh_type() for v in s.tvars}
+        ssub = {v: self.u.fresh_size() for v in s.svars}
+        return _substitute(self.zonk(s.type), tsub, ssub)
+
+    # ============================================================ expressions
+
+    def check(self, e: S.Expr, expected: Type | None = None) -> tuple[Type, Alias]:
+        """Infer the type of `e` (unified with `expected` if given) and its aliases."""
+        method = getattr(self, "_check_" + type(e).__name__, None)
+        if method is None:
+            raise UnsupportedFeature(f"expression {type(e).__name__}", e.loc)
+        t, al = method(e, expected)
+        if expected is not None:
+            self.unify(t, expected, e.loc, "type mismatch")
+        e.ty = t
+        self._visited.append(e)
+        return t, al
+
+    def _check_Literal(self, e: S.Literal, _exp) -> tuple[Type, Alias]:
+        if e.kind == "bool":
+            return BOOL, NO_ALIAS
+        if e.suffix is not None:
+            if e.kind == "float" and e.suffix not in FLOATS:
+                raise self.err(f"invalid suffix {e.suffix} for a float literal", e.loc)
+            return Scalar(e.suffix), NO_ALIAS
+        prims = NUMERIC if e.kind == "int" else FLOATS
+        c = Constraint(prims=frozenset(prims), origin=e.loc, literal=e.kind)
+        return self.u.fresh_type(c), NO_ALIAS
+
+    def _check_Var(self, e: S.Var, _exp) -> tuple[Type, Alias]:
+        if e.qual:
+            return self.instantiate(self.builtin_scheme(e.full_name, e.loc)), NO_ALIAS
+        v = self.lookup_var(e.name)
+        if v is None:
+            if e.name in BUILTIN_BINOPS:
+                return self._op_type(e.name, e.loc), NO_ALIAS
+            return self.instantiate(self.builtin_scheme(e.name, e.loc)), NO_ALIAS
+        self.check_not_consumed(v, e.loc)
+        return self.instantiate(v.scheme), v.aliases
+
+    def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
+        from futgen.frontend.prelude import SIGNATURES
+
+        if name in self._builtin_cache:
+            return self._builtin_cache[name]
+        header = SIGNATURES.get(name)
+        if header is None:
+            raise self.err(f'Unknown name "{name}".', loc)
+        from futgen.frontend.parser import parse_header
+
+        decl = parse_header(name, header)
+        saved_scopes, saved_visited = self.scopes, self._visited
+        self.scopes, self._visited = [Scope()], []
+        try:
+            scheme = self._decl_scheme(decl)
+        finally:
+            self.scopes, self._visited = saved_scopes, saved_visited
+        self._builtin_cache[name] = scheme
+        return scheme
+
+    def _decl_scheme(self, decl: S.ValDecl) -> Scheme:
+        """The type scheme of a function from its header alone (params annotated)."""
+        self.push()
+        tvars, svars = self._bind_tparams(decl.tparams)
+        params = []
+        for p in decl.params:
+            pt = self.param_type(p)
+            self.bind_pattern(p, pt, NO_ALIAS, param=True)
+            params.append(pt)
+        names = [_param_name(p) for p in decl.params]
+        ret = self.resolve(decl.ret, "any") if decl.ret is not None else self.u.fresh_type()
+        self.pop()
+        t = ret
+        for name, p in reversed(list(zip(names, params))):
+            t = Arrow(name, p, t)
+        return Scheme(tvars, svars, t)
+
+    def _op_type(self, op: str, loc: Loc) -> Type:
+        """The type of a built-in binary operator used as a function."""
+        if op in BOOL_OPS:
+            return Arrow(None, BOOL, Arrow(None, BOOL, BOOL))
+        if op == "++":
+            a = self.u.fresh_type()
+            arr = Array(a, (self.u.anonymous_size(),))
+            return Arrow(None, arr, Arrow(None, arr, Array(a, (self.u.anonymous_size(),), True)))
+        if op in ("|>", "<|"):
+            a, b = self.u.fresh_type(), self.u.fresh_type()
+            f = Arrow(None, a, b)
+            return Arrow(None, a, Arrow(None, f, b)) if op == "|>" else Arrow(None, f, Arrow(None, a, b))
+        a = self.u.fresh_type(self._op_constraint(op, loc))
+        res = BOOL if op in ORDER_OPS | EQ_OPS else a
+        return Arrow(None, a, Arrow(None, a, res))
+
+    def _op_constraint(self, op: str, loc: Loc) -> Constraint:
+        if op in EQ_OPS:
+            return Constraint(equality=True, origin=loc)
+        if op in INT_OPS:
+            prims = INTS + (("bool",) if op in ("&", "|", "^") else ())
+            return Constraint(prims=frozenset(prims), origin=loc)
+        if op in ORDER_OPS:
+            return Constraint(prims=frozenset(NUMERIC + ("bool",)), origin=loc)
+        return Constraint(prims=frozenset(NUMERIC), origin=loc)
+
+    def _check_TupleExp(self, e: S.TupleExp, _exp) -> tuple[Type, Alias]:
+        if len(e.elems) == 1:
+            return self.check(e.elems[0])
+        ts, als = [], []
+        for x in e.elems:
+            t, a = self.check(x)
+            ts.append(t)
+            als.append(a)
+        return Tuple(tuple(ts)), tuple(als)
+
+    def _check_RecordExp(self, e: S.RecordExp, _exp) -> tuple[Type, Alias]:
+        fields: dict[str, Type] = {}
+        al: frozenset = NO_ALIAS
+        for name, x in e.fields:
+            if name in fields:
+                raise self.err(f'Field "{name}" defined more than once.', x.loc)
+            t, a = self.check(x)
+            fields[name] = t
+            al |= _flatten_alias(a)
+        return _record_or_tuple(tuple(sorted(fields.items()))), al
+
+    def _check_ArrayLit(self, e: S.ArrayLit, exp) -> tuple[Type, Alias]:
+        elem: Type = self.u.fresh_type()
+        if exp is not None:
+            et = self.u.shallow(exp)
+            if isinstance(et, Array):
+                elem = row_type(et)
+        for x in e.elems:
+            t, _ = self.check(x)
+            self.unify(elem, t, x.loc, "all elements of an array literal must have the same type")
+        return array_of(elem, (SizeConst(len(e.elems)),), True), NO_ALIAS
+
+    def _check_Range(self, e: S.Range, _exp) -> tuple[Type, Alias]:
+        t, _ = self.check(e.start)
+        self.unify(t, self.u.fresh_type(Constraint(prims=frozenset(INTS), origin=e.loc)),
+                   e.start.loc, "range bounds must be integers")
+        for part in (e.second, e.end):
+            if part is not None:
+                pt, _ = self.check(part)
+                self.unify(pt, t, part.loc, "range bounds must have the same type")
+        return Array(t, (self.u.anonymous_size(),), True), NO_ALIAS
+
+    def _check_Project(self, e: S.Project, _exp) -> tuple[Type, Alias]:
+        t, al = self.check(e.expr)
+        try:
+            ft = self.u.require_field(t, e.field)
+        except UnifyError as ex:
+            raise self.err(f'Cannot access field "{e.field}": {ex}', e.loc) from None
+        if isinstance(al, tuple) and e.field.isdigit() and int(e.field) < len(al):
+            return ft, al[int(e.field)]
+        return ft, _flatten_alias(al)
+
+    def _check_Index(self, e: S.Index, _exp) -> tuple[Type, Alias]:
+        t, al = self.check(e.expr)
+        t = self.u.shallow(t)
+        if not isinstance(t, Array):
+            if isinstance(t, TypeVar) and t.name.startswith("?"):
+                elem = self.u.fresh_type()
+                shape = tuple(self.u.anonymous_size() for _ in e.indices)
+                self.unify(t, Array(elem, shape), e.loc, "indexing")
+                t = self.u.shallow(t)
+            else:
+                raise self.err(f"Cannot index a value of type {self.zonk(t)}.", e.loc)
+        assert isinstance(t, Array)
+        if len(e.indices) > len(t.shape):
+            raise self.err(
+                f"Cannot index {len(e.indices)} dimensions of an array of type {self.zonk(t)}.",
+                e.loc,
+            )
+        shape: list[Dim] = []
+        for d, idx in zip(t.shape, e.indices):
+            if isinstance(idx, S.IdxFix):
+                self._check_index_value(idx.index)
+            else:
+                for part in (idx.start, idx.end, idx.stride):
+                    if part is not None:
+                        self._check_index_value(part)
+                shape.append(self.u.anonymous_size())
+        res = array_of(t.elem, tuple(shape) + t.shape[len(e.indices):])
+        return res, (_flatten_alias(al) if not _is_prim(self.u.shallow(res)) else NO_ALIAS)
+
+    def _check_index_value(self, x: S.Expr) -> None:
+        t, _ = self.check(x)
+        c = Constraint(prims=frozenset(INTS), origin=x.loc)
+        self.unify(t, self.u.fresh_type(c), x.loc, "an index must be an integer")
+
+    def _check_BinOp(self, e: S.BinOp, _exp) -> tuple[Type, Alias]:
+        op = e.op
+        user = self.lookup_var(op)
+        if op == "|>":
+            return self.apply(e, e.rhs, [e.lhs])
+        if op == "<|":
+            return self.apply(e, e.lhs, [e.rhs])
+        if user is not None or op not in BUILTIN_BINOPS:
+            fn = S.Var(op, loc=e.op_loc or e.loc)
+            return self.apply(e, fn, [e.lhs, e.rhs])
+        if op in BOOL_OPS:
+            for x in (e.lhs, e.rhs):
+                self.check(x, BOOL)
+            return BOOL, NO_ALIAS
+        if op == "++":
+            t1, _ = self.check(e.lhs)
+            t2, _ = self.check(e.rhs)
+            self.unify(t1, Array(self.u.fresh_type(), (self.u.anonymous_size(),)), e.lhs.loc,
+                       'operands of "++" must be arrays')
+            self.unify(t1, t2, e.loc, 'operands of "++" must have the same row type', True)
+            z = self.u.shallow(t1)
+            assert isinstance(z, Array)
+            return Array(z.elem, (self.u.anonymous_size(),) + z.shape[1:], True), NO_ALIAS
+        t1, _ = self.check(e.lhs)
+        t2, _ = self.check(e.rhs)
+        a = self.u.fresh_type(self._op_constraint(op, e.op_loc or e.loc))
+        self.unify(t1, a, e.lhs.loc, f'left operand of "{op}"')
+        self.unify(t2, a, e.rhs.loc, f'operands of "{op}" must have the same type')
+        return (BOOL if op in ORDER_OPS | EQ_OPS else t1), NO_ALIAS
+
+    def _check_UnOp(self, e: S.UnOp, _exp) -> tuple[Type, Alias]:
+        t, _ = self.check(e.expr)
+        if e.op == "-":
+            c = Constraint(prims=frozenset(NUMERIC), origin=e.loc)
+        else:
+            c = Constraint(prims=frozenset(INTS + ("bool",)), origin=e.loc)
+        self.unify(t, self.u.fresh_type(c), e.loc, f'operand of unary "{e.op}"')
+        return t, NO_ALIAS
+
+    def _check_Apply(self, e: S.Apply, _exp) -> tuple[Type, Alias]:
+        return self.apply(e, e.fn, e.args)
+
+    def apply(self, e: S.Expr, fn: S.Expr, args: list[S.Expr]) -> tuple[Type, Alias]:
+        """Check `fn args...`: consumption of unique parameters, dependent sizes.
+
+        Arguments that are lambdas or sections are checked after the others,
+        so that `map (\\x -> x.0) xs` learns the type of `x` from `xs`.
+        """
+        ft, _ = self.check(fn)
+        fname = fn.full_name if isinstance(fn, S.Var) else "function"
+        params: list[Type] = []
+        cur = ft
+        for i, arg in enumerate(args):
+            cur = self.u.shallow(cur)
+            if isinstance(cur, TypeVar) and cur.name.startswith("?"):
+                p, r = self.u.fresh_type(), self.u.fresh_type()
+                self.u.unify(cur, Arrow(None, p, r))
+                cur = self.u.shallow(cur)
+            if not isinstance(cur, Arrow):
+                raise self.err(
+                    f'Cannot apply "{fname}" to argument #{i + 1}: '
+                    f"it is not a function (type {self.zonk(ft)}).",
+                    arg.loc,
+                )
+            params.append(cur.param)
+            cur = self._dependent_result(cur, arg)
+        order = sorted(range(len(args)), key=lambda i: _is_function_literal(args[i]))
+        arg_aliases: list[Alias] = [NO_ALIAS] * len(args)
+        for i in order:
+            hint = params[i] if _is_function_literal(args[i]) else None
+            at, al = self.check(args[i], hint)
+            arg_aliases[i] = al
+            try:
+                self.u.unify(params[i], at)
+            except UnifyError as ex:
+                raise self.err(
+                    f'Cannot apply "{fname}" to argument #{i + 1}: expected type '
+                    f"{self.zonk(params[i])}, got {self.zonk(at)} ({ex}).",
+                    args[i].loc,
+                ) from None
+        for i, arg in enumerate(args):
+            if _is_unique(self.zonk(params[i])):
+                self.consume(arg_aliases[i], arg.loc, f'argument #{i + 1} of "{fname}"')
+        if isinstance(fn, S.Var) and fn.full_name in FRESH_RESULT_BUILTINS and not fn.qual:
+            return cur, NO_ALIAS
+        return cur, self._result_aliases(cur, arg_aliases)
+
+    def _dependent_result(self, arrow: Arrow, arg: S.Expr) -> Type:
+        """The result type of `arrow` applied to `arg`, substituting a named size."""
+        if arrow.param_name is None:
+            return arrow.ret
+        if isinstance(arg, S.Literal) and arg.kind == "int":
+            d: Dim = SizeConst(int(arg.value))
+        elif isinstance(arg, S.Var) and not arg.qual and self.lookup_var(arg.name) is not None:
+            d = SizeVar(arg.name)
+        else:
+            d = self.u.anonymous_size()
+        return _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: d})
+
+    def _result_aliases(self, res: Type, arg_aliases: list[Alias]) -> Alias:
+        res = self.zonk(res)
+        everything: frozenset = NO_ALIAS
+        for a in arg_aliases:
+            everything |= _flatten_alias(a)
+        return _alias_by_uniqueness(res, everything)
+
+    def _check_Lambda(self, e: S.Lambda, exp) -> tuple[Type, Alias]:
+        expected_params: list[Type | None] = []
+        cur = self.u.shallow(exp) if exp is not None else None
+        for _ in e.params:
+            if isinstance(cur, Arrow):
+                expected_params.append(cur.param)
+                cur = self.u.shallow(cur.ret)
+            else:
+                expected_params.append(None)
+        self.push()
+        self.barriers.append((self.depth, "lambda"))
+        ptypes = []
+        for p, ex in zip(e.params, expected_params):
+            pt = self.param_type(p)
+            if ex is not None:
+                self.unify(pt, ex, p.loc, "lambda parameter")
+            self.bind_pattern(p, pt, NO_ALIAS, param=True)
+            ptypes.append(pt)
+        ret = self.resolve(e.ret) if e.ret is not None else None
+        body_t, body_al = self.check(e.body, ret)
+        self.barriers.pop()
+        self.pop()
+        t = ret if ret is not None else body_t
+        for p, pt in reversed(list(zip(e.params, ptypes))):
+            t = Arrow(_param_name(p), pt, t)
+        return t, NO_ALIAS
+
+    def _check_OpSection(self, e: S.OpSection, _exp) -> tuple[Type, Alias]:
+        v = self.lookup_var(e.op)
+        if v is not None:
+            return self.instantiate(v.scheme), NO_ALIAS
+        if e.op not in BUILTIN_BINOPS:
+            raise self.err(f'Unknown operator "{e.op}".', e.loc)
+        return self._op_type(e.op, e.loc), NO_ALIAS
+
+    def _section_type(self, e: S.Expr, op: str, arg: S.Expr, left: bool) -> tuple[Type, Alias]:
+        opt = self.u.shallow(self._check_OpSection(S.OpSection(op, loc=e.loc), None)[0])
+        if not isinstance(opt, Arrow) or not isinstance(self.u.shallow(opt.ret), Arrow):
+            raise self.err(f'Operator "{op}" is not binary.', e.loc)
+        inner = self.u.shallow(opt.ret)
+        assert isinstance(inner, Arrow)
+        at, al = self.check(arg)
+        known = opt.param if left else inner.param
+        self.unify(known, at, arg.loc, f'operand of section "{op}"')
+        other = inner.param if left else opt.param
+        return Arrow(None, other, inner.ret), al
+
+    def _check_LeftSection(self, e: S.LeftSection, _exp) -> tuple[Type, Alias]:
+        return self._section_type(e, e.op, e.arg, left=True)
+
+    def _check_RightSection(self, e: S.RightSection, _exp) -> tuple[Type, Alias]:
+        return self._section_type(e, e.op, e.arg, left=False)
+
+    def _check_ProjectSection(self, e: S.ProjectSection, _exp) -> tuple[Type, Alias]:
+        r = self.u.fresh_type()
+        t: Type = r
+        for f in e.fields:
+            t = self.u.require_field(t, f)
+        return Arrow(None, r, t), NO_ALIAS
+
+    def _check_If(self, e: S.If, _exp) -> tuple[Type, Alias]:
+        self.check(e.cond, BOOL)
+        before = dict(self.consumed)
+        t1, a1 = self.check(e.then)
+        after_then = self.consumed
+        self.consumed = dict(before)
+        t2, a2 = self.check(e.els)
+        self.consumed.update(after_then)
+        self.unify(t1, t2, e.els.loc, "branches of if have different types", lenient=True)
+        t = _anonymise_differing_sizes(self.zonk(t1), self.zonk(t2), self.u)
+        return t, _merge_alias(a1, a2)
+
+    def _check_LetPat(self, e: S.LetPat, _exp) -> tuple[Type, Alias]:
+        vt, val = self.check(e.value)
+        self.push()
+        for n in e.sizes:
+            self.bind_var(n, I64, e.loc)
+        pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
+        self.unify(pt, vt, e.pat.loc, "the pattern does not match the bound value")
+        self.bind_pattern(e.pat, pt, val)
+        t, al = self.check(e.body)
+        self.pop()
+        return t, al
+
+    def _check_LetFun(self, e: S.LetFun, _exp) -> tuple[Type, Alias]:
+        decl = S.ValDecl(False, e.name, e.tparams, e.params, e.ret, e.value, e.loc)
+        scheme = self.check_function(decl, local=True)
+        self.push()
+        self.bind_var(e.name, scheme.type, e.loc, scheme=scheme, consumable="a function")
+        t, al = self.check(e.body)
+        self.pop()
+        return t, al
+
+    def _check_Update(self, e: S.Update, _exp) -> tuple[Type, Alias]:
+        st, sal = self.check(e.src)
+        idx = S.Index(e.src, e.indices, loc=e.loc)
+        # Reuse indexing rules for the element type, without re-checking src.
+        elem_t = self._indexed_type(st, e.indices, e.loc)
+        vt, val = self.check(e.value)
+        self.unify(elem_t, vt, e.value.loc, "the value written by `with` has the wrong type")
+        del idx
+        if _flatten_alias(val) & _flatten_alias(sal) and not _is_prim(self.u.shallow(vt)):
+            raise self.err(
+                "The value written by `with` is aliased to the array being updated.", e.value.loc
+            )
+        self.consume(sal, e.src.loc, "the source of an in-place update")
+        return _make_unique(st) if isinstance(self.u.shallow(st), Array) else st, NO_ALIAS
+
+    def _indexed_type(self, t: Type, indices: list[S.DimIndex], loc: Loc) -> Type:
+        t = self.u.shallow(t)
+        if not isinstance(t, Array) or len(indices) > len(t.shape):
+            raise self.err(f"Cannot update a value of type {self.zonk(t)} at these indices.", loc)
+        shape: list[Dim] = []
+        for idx in indices:
+            if isinstance(idx, S.IdxFix):
+                self._check_index_value(idx.index)
+            else:
+                for part in (idx.start, idx.end, idx.stride):
+                    if part is not None:
+                        self._check_index_value(part)
+                shape.append(self.u.anonymous_size())
+        return array_of(t.elem, tuple(shape) + t.shape[len(indices):])
+
+    def _check_RecordUpdate(self, e: S.RecordUpdate, _exp) -> tuple[Type, Alias]:
+        st, sal = self.check(e.src)
+        ft = st
+        for f in e.fields:
+            try:
+                ft = self.u.require_field(ft, f)
+            except UnifyError as ex:
+                raise self.err(f"with type that must be a record: {ex}", e.loc) from None
+        self.check(e.value, ft)
+        return st, sal
+
+    def _check_Loop(self, e: S.Loop, _exp) -> tuple[Type, Alias]:
+        init = e.init if e.init is not None else _pattern_as_expr(e.pat)
+        it, ial = self.check(init)
+        self.push()
+        for n in e.sizes:
+            self.bind_var(n, I64, e.loc)
+        pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
+        self.unify(pt, it, e.pat.loc, "the loop parameter does not match the initial value", True)
+        pt = _anonymise_sizes(self.zonk(pt), self.u) if not _has_ascription(e.pat) else pt
+        self.barriers.append((self.depth, "loop"))
+        consumed_before = set(self.consumed)
+        params = self.bind_pattern(e.pat, pt, NO_ALIAS, param=True, loop_param=True)
+        self.push()
+        match e.form:
+            case S.ForLoop(var, bound, loc):
+                bt, _ = self.check(bound)
+                c = Constraint(prims=frozenset(INTS), origin=bound.loc)
+                self.unify(bt, self.u.fresh_type(c), bound.loc, "a loop bound must be an integer")
+                self.bind_var(var, bt, loc)
+            case S.ForInLoop(pat, arr, _):
+                at, _ = self.check(arr)
+                row = self.u.fresh_type()
+                self.unify(at, Array(row, (self.u.anonymous_size(),)), arr.loc,
+                           "`for ... in` needs an array")
+                et = self.param_type(pat)
+                self.unify(et, row, pat.loc, "the loop variable does not match the array")
+                self.bind_pattern(pat, et, NO_ALIAS)
+            case S.WhileLoop(cond, _):
+                self.check(cond, BOOL)
+        bt, _ = self.check(e.body)
+        self.pop()
+        self.unify(pt, bt, e.body.loc, "the loop body does not return the loop parameter's type",
+                   lenient=True)
+        self.barriers.pop()
+        param_uids = {p.uid for p in params}
+        params_consumed = any(uid in param_uids for uid in set(self.consumed) - consumed_before)
+        for uid in param_uids:
+            self.consumed.pop(uid, None)
+        self.pop()
+        if params_consumed:
+            self.consume(ial, init.loc, "the initial value of a loop whose parameter is consumed")
+            return pt, NO_ALIAS
+        return pt, ial
+
+    def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
+        t = self.resolve(e.type)
+        et, al = self.check(e.expr, t)
+        return t, al
+
+    def _check_Coerce(self, e: S.Coerce, _exp) -> tuple[Type, Alias]:
+        t = self.resolve(e.type)
+        et, al = self.check(e.expr)
+        self.unify(et, t, e.loc, "size coercion between incompatible types", lenient=True)
+        return t, al
+
+    # ============================================================== patterns
+
+    def param_type(self, p: S.Pat, fresh_sizes: set[str] | None = None) -> Type:
+        """The type a pattern demands, with fresh variables where unannotated."""
+        match p:
+            case S.PId() | S.PWild():
+                return self.u.fresh_type()
+            case S.PTuple(elems, _):
+                if len(elems) == 1:
+                    return self.param_type(elems[0], fresh_sizes)
+                return Tuple(tuple(self.param_type(x, fresh_sizes) for x in elems))
+            case S.PRecord(fields, _):
+                fs = tuple(sorted((f, self.param_type(x, fresh_sizes)) for f, x in fields))
+                return _record_or_tuple(fs)
+            case S.PAscribe(inner, te, _):
+                t = self.resolve(te, "fresh")
+                if fresh_sizes:
+                    t = _substitute(t, {}, {n: self.u.fresh_size() for n in fresh_sizes})
+                it = self.param_type(inner, fresh_sizes)
+                self.unify(it, t, p.loc, "pattern")
+                return t
+        raise AssertionError(p)
+
+    def bind_pattern(
+        self,
+        p: S.Pat,
+        t: Type,
+        aliases: Alias,
+        param: bool = False,
+        loop_param: bool = False,
+    ) -> list[VarInfo]:
+        """Bind the variables of `p` to the components of a value of type `t`."""
+        out: list[VarInfo] = []
+        self._bind_pattern(p, t, aliases, param, loop_param, out, unique=False)
+        return out
+
+    def _bind_pattern(self, p, t, aliases, param, loop_param, out, unique) -> None:
+        p.ty = t
+        self._visited.append(p)
+        match p:
+            case S.PId(name, loc):
+                zt = self.zonk(t)
+                consumable = None
+                if param and not loop_param and not (unique or _is_unique(zt)):
+                    consumable = "a non-unique parameter"
+                out.append(self.bind_var(name, t, loc, aliases, consumable))
+            case S.PWild():
+                pass
+            case S.PTuple(elems, _):
+                if len(elems) == 1:
+                    self._bind_pattern(elems[0], t, aliases, param, loop_param, out, unique)
+                    return
+                st = self.u.shallow(t)
+                if not isinstance(st, Tuple) or len(st.elems) != len(elems):
+                    parts = Tuple(tuple(self.u.fresh_type() for _ in elems))
+                    self.unify(st, parts, p.loc, "tuple pattern")
+                    st = self.u.shallow(t)
+                assert isinstance(st, Tuple)
+                for i, (x, xt) in enumerate(zip(elems, st.elems)):
+                    al = aliases[i] if isinstance(aliases, tuple) and i < len(aliases) else aliases
+                    self._bind_pattern(x, xt, al, param, loop_param, out, unique)
+            case S.PRecord(fields, _):
+                for f, x in fields:
+                    try:
+                        ft = self.u.require_field(t, f)
+                    except UnifyError as ex:
+                        raise self.err(f"record pattern: {ex}", p.loc) from None
+                    self._bind_pattern(x, ft, _flatten_alias(aliases), param, loop_param, out,
+                                       unique)
+            case S.PAscribe(inner, te, _):
+                u = unique or isinstance(te, S.TEUnique)
+                self._bind_pattern(inner, t, aliases, param, loop_param, out, u)
+
+    # =========================================================== consumption
+
+    def check_not_consumed(self, v: VarInfo, loc: Loc) -> None:
+        for uid in _flatten_alias(v.aliases) | {v.uid}:
+            if uid in self.consumed:
+                raise self.err(
+                    f'Using "{v.name}", but this was consumed at {self.consumed[uid]}. '
+                    "(Possibly previously aliased.)",
+                    loc,
+                )
+
+    def consume(self, aliases: Alias, loc: Loc, what: str) -> None:
+        uids = _flatten_alias(aliases)
+        for info in self._vars_by_uid(uids):
+            if info.is_global:
+                raise self.err(
+                    f'Consuming "{info.name}", which is not consumable (a global constant).', loc
+                )
+            if info.consumable is not None:
+                raise self.err(
+                    f'Consuming "{info.name}", which is not consumable ({info.consumable}); '
+                    f"consumed as {what}.",
+                    loc,
+                )
+            for depth, kind in reversed(self.barriers):
+                if info.depth < depth:
+                    raise self.err(
+                        f'Consuming variable "{info.name}", which is bound outside the '
+                        f"enclosing {kind}.",
+                        loc,
+                    )
+        for uid in uids:
+            self.consumed.setdefault(uid, loc)
+
+    def _vars_by_uid(self, uids: frozenset) -> Iterator[VarInfo]:
+        seen = set()
+        for scope in self.scopes:
+            for info in scope.vars.values():
+                if info.uid in uids and info.uid not in seen:
+                    seen.add(info.uid)
+                    yield info
+        for uid in uids:
+            if uid.startswith("global:") and uid not in seen:
+                name = uid.split(":", 1)[1]
+                yield VarInfo(uid, name, Scheme((), (), UNIT), NOWHERE, 0, is_global=True)
+
+    # ========================================================== declarations
+
+    def _bind_tparams(self, tparams: list[S.TParam]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        tvars, svars = [], []
+        for tp in tparams:
+            if isinstance(tp, S.SizeParam):
+                self.bind_var(tp.name, I64, tp.loc, consumable="a size")
+                svars.append(tp.name)
+            else:
+                self.scopes[-1].types[tp.name] = TypeVar(tp.name)
+                tvars.append(tp.name)
+        return tuple(tvars), tuple(svars)
+
+    def check_function(self, d: S.ValDecl, local: bool = False) -> Scheme:
+        """Check a function or constant definition and return its scheme."""
+        self.push()
+        if local:
+            self.barriers.append((self.depth, "function"))
+        tvars, svars = self._bind_tparams(d.tparams)
+        ptypes = []
+        for p in d.params:
+            pt = self.param_type(p)
+            self.bind_pattern(p, pt, NO_ALIAS, param=True)
+            ptypes.append(pt)
+        ret = self.resolve(d.ret) if d.ret is not None else None
+        bt, bal = self.check(d.body, ret)
+        if local:
+            self.barriers.pop()
+        self.pop()
+        rt = ret if ret is not None else bt
+        if d.params and not local:
+            self._check_result_aliases(d, rt, bal)
+        t = rt
+        for p, pt in reversed(list(zip(d.params, ptypes))):
+            t = Arrow(_param_name(p), pt, t)
+        return Scheme(tvars, svars, t)
+
+    def _check_result_aliases(self, d: S.ValDecl, rt: Type, bal: Alias) -> None:
+        for uid in _flatten_alias(bal):
+            if uid.startswith("global:"):
+                name = uid.split(":", 1)[1]
+                raise self.err(
+                    f'Function result aliases the free variable "{name}"; use "copy".', d.loc
+                )
+
+    def check_decl(self, d: S.Decl) -> None:
+        match d:
+            case S.TypeDecl(name, params, body, _lifted, loc):
+                self.scopes[0].types[name] = TypeAbbrev(params, body)
+                # Resolve once now so that errors in the definition are reported here.
+                self.push()
+                for p in params:
+                    if isinstance(p, S.SizeParam):
+                        self.bind_var(p.name, I64, p.loc)
+                    else:
+                        self.scopes[-1].types[p.name] = TypeVar(p.name)
+                self.resolve(body)
+                self.pop()
+                del loc
+            case S.ValDecl():
+                self.check_value_decl(d)
+            case S.ImportDecl():
+                pass
+
+    def check_value_decl(self, d: S.ValDecl) -> None:
+        self._visited = []
+        self.consumed = {}
+        scheme = self.check_function(d)
+        self._apply_defaults()
+        scheme = Scheme(scheme.tvars, scheme.svars, self.zonk(scheme.type))
+        free = sorted(_free_type_vars(scheme.type))
+        if free:
+            if d.entry:
+                raise self.err(f'Entry point "{d.name}" has an ambiguous (polymorphic) type '
+                               f"{scheme.type}.", d.loc)
+            scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
+        if d.entry:
+            self._check_entry(d, scheme)
+        for node in self._visited:
+            node.ty = self.zonk(node.ty) if node.ty is not None else None
+        self._visited = []
+        if self.lookup_var(d.name) is not None and d.name in self.scopes[0].vars:
+            prev = self.scopes[0].vars[d.name]
+            if prev.loc.file == d.loc.file and prev.is_global and prev.loc != NOWHERE:
+                pass  # Futhark allows shadowing earlier top-level definitions.
+        info = self.bind_var(d.name, scheme.type, d.loc, scheme=scheme, is_global=True)
+        if not d.params and not _is_prim(scheme.type):
+            info.aliases = frozenset({f"global:{d.name}"})
+
+    def _check_entry(self, d: S.ValDecl, s: Scheme) -> None:
+        t = s.type
+        for _ in d.params:
+            assert isinstance(t, Arrow)
+            if _is_higher_order(t.param):
+                raise self.err(f'Entry point "{d.name}" may not be higher-order.', d.loc)
+            t = t.ret
+        if _is_higher_order(t):
+            raise self.err(f'Entry point "{d.name}" may not be higher-order.', d.loc)
+
+    def _apply_defaults(self) -> None:
+        """Default remaining overloaded literals: integers to i32, floats to f64."""
+        for name, c in list(self.u.constraints.items()):
+            if name in self.u.types or c.prims is None:
+                continue
+            if c.literal == "int" and "i32" in c.prims:
+                default = "i32"
+            elif "f64" in c.prims and c.literal == "float":
+                default = "f64"
+            elif "i32" in c.prims:
+                default = "i32"
+            elif c.prims:
+                default = sorted(c.prims)[0]
+            else:
+                continue
+            try:
+                self.u.unify(TypeVar(name), Scalar(default))
+            except UnifyError as ex:
+                raise self.err(str(ex), c.origin) from None
+
+
+# ================================================================== helpers
+
+
+def _record_or_tuple(fields: tuple[tuple[str, Type], ...]) -> Type:
+    if is_tuple_record(fields):
+        return Tuple(tuple(t for _, t in sorted(fields, key=lambda f: int(f[0]))))
+    return Record(fields)
+
+
+def _make_unique(t: Type) -> Type:
+    match t:
+        case Array(e, s, _):
+            return Array(e, s, True)
+        case Tuple(es):
+            return Tuple(tuple(_make_unique(x) for x in es))
+        case Record(fs):
+            return Record(tuple((f, _make_unique(x)) for f, x in fs))
+    return t
+
+
+def _is_unique(t: Type) -> bool:
+    match t:
+        case Array(_, _, u):
+            return u
+        case Tuple(es):
+            return any(_is_unique(x) for x in es)
+        case Record(fs):
+            return any(_is_unique(x) for _, x in fs)
+    return False
+
+
+def _alias_by_uniqueness(t: Type, everything: frozenset) -> Alias:
+    """Aliases of a function result of type `t`: unique parts alias nothing."""
+    match t:
+        case Tuple(es):
+            return tuple(_alias_by_uniqueness(x, everything) for x in es)
+        case Array(_, _, u):
+            return NO_ALIAS if u else everything
+        case Scalar():
+            return NO_ALIAS
+        case Record(fs):
+            return NO_ALIAS if all(_is_unique(x) or _is_prim(x) for _, x in fs) else everything
+    return everything
+
+
+def _merge_alias(a: Alias, b: Alias) -> Alias:
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(_merge_alias(x, y) for x, y in zip(a, b))
+    return _flatten_alias(a) | _flatten_alias(b)
+
+
+def _substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
+    match t:
+        case TypeVar(n):
+            return tsub.get(n, t)
+        case Array(e, shape, u):
+            dims = tuple(ssub.get(d.name, d) if isinstance(d, SizeVar) else d for d in shape)
+            return array_of(_substitute(e, tsub, ssub), dims, u)
+        case Tuple(es):
+            return Tuple(tuple(_substitute(x, tsub, ssub) for x in es))
+        case Record(fs):
+            return Record(tuple((f, _substitute(x, tsub, ssub)) for f, x in fs))
+        case Arrow(n, p, r):
+            inner = {k: v for k, v in ssub.items() if k != n}
+            return Arrow(n, _substitute(p, tsub, ssub), _substitute(r, tsub, inner))
+    return t
+
+
+def _free_type_vars(t: Type) -> set[str]:
+    match t:
+        case TypeVar(n):
+            return {n} if n.startswith("?") else set()
+        case Array(e, _, _):
+            return _free_type_vars(e)
+        case Tuple(es):
+            return set().union(*(_free_type_vars(x) for x in es)) if es else set()
+        case Record(fs):
+            return set().union(*(_free_type_vars(x) for _, x in fs)) if fs else set()
+        case Arrow(_, p, r):
+            return _free_type_vars(p) | _free_type_vars(r)
+    return set()
+
+
+def _is_higher_order(t: Type) -> bool:
+    match t:
+        case Arrow():
+            return True
+        case Tuple(es):
+            return any(_is_higher_order(x) for x in es)
+        case Record(fs):
+            return any(_is_higher_order(x) for _, x in fs)
+        case Array(e, _, _):
+            return _is_higher_order(e)
+    return False
+
+
+def _anonymise_sizes(t: Type, u: Unifier) -> Type:
+    """`t` with every size replaced by a fresh anonymous size (loop parameters)."""
+    match t:
+        case Array(e, shape, uq):
+            return Array(e, tuple(u.anonymous_size() for _ in shape), uq)
+        case Tuple(es):
+            return Tuple(tuple(_anonymise_sizes(x, u) for x in es))
+        case Record(fs):
+            return Record(tuple((f, _anonymise_sizes(x, u)) for f, x in fs))
+    return t
+
+
+def _anonymise_differing_sizes(t1: Type, t2: Type, u: Unifier) -> Type:
+    """The type of `if c then a else b`: sizes that differ become anonymous."""
+    match t1, t2:
+        case Array(e1, s1, u1), Array(_, s2, u2) if len(s1) == len(s2):
+            shape = tuple(a if a == b else u.anonymous_size() for a, b in zip(s1, s2))
+            return Array(e1, shape, u1 and u2)
+        case Tuple(es1), Tuple(es2) if len(es1) == len(es2):
+            return Tuple(tuple(_anonymise_differing_sizes(a, b, u) for a, b in zip(es1, es2)))
+    return t1
+
+
+def _has_ascription(p: S.Pat) -> bool:
+    match p:
+        case S.PAscribe():
+            return True
+        case S.PTuple(elems, _):
+            return any(_has_ascription(x) for x in elems)
+        case S.PRecord(fields, _):
+            return any(_has_ascription(x) for _, x in fields)
+    return False
+
+
+def _pattern_as_expr(p: S.Pat) -> S.Expr:
+    """The expression rebuilding a pattern's variables (`loop x for ...`)."""
+    match p:
+        case S.PId(name, loc):
+            return S.Var(name, loc=loc)
+        case S.PTuple(elems, loc):
+            return S.TupleExp([_pattern_as_expr(x) for x in elems], loc=loc)
+        case S.PRecord(fields, loc):
+            return S.RecordExp([(f, _pattern_as_expr(x)) for f, x in fields], loc=loc)
+        case S.PAscribe(inner, _, _):
+            return _pattern_as_expr(inner)
+    raise CompileError("a loop without an initial value needs named parameters", p.loc)
+
+
+def _param_name(p: S.Pat) -> str | None:
+    match p:
+        case S.PId(name, _):
+            return name
+        case S.PAscribe(inner, _, _):
+            return _param_name(inner)
+    return None
+
+
+def _is_function_literal(e: S.Expr) -> bool:
+    return isinstance(
+        e, (S.Lambda, S.OpSection, S.LeftSection, S.RightSection, S.ProjectSection)
+    )
+
+
+def check_program(decls: list[S.Decl]) -> Checker:
+    """Type-check declarations in order; fills in `ty` fields. Returns the checker."""
+    checker = Checker()
+    for d in decls:
+        checker.check_decl(d)
+    return checker
+
+
+# Note [Aliases]
+# ~~~~~~~~~~~~~~
+# Every variable gets a unique id; the alias set of a value is the set of ids
+# of variables whose memory it may share.  A variable of array type aliases
+# itself plus whatever its defining expression aliased; indexing and slicing
+# alias their array; a function result aliases all its arguments unless the
+# function's return type is unique (`*`), which is how `map`, `copy` and
+# friends produce fresh arrays.  Consuming a value records all ids in its
+# alias set as consumed; using a variable whose alias set meets the consumed
+# set is an error.  Tuples keep one alias set per component so that
+# `let (a, b) = (copy xs, ys)` lets `a` be consumed without touching `ys`.
+# Global constants alias the pseudo-id "global:<name>", which can never be
+# consumed and which a function's result may not alias.

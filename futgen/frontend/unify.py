@@ -1,0 +1,260 @@
+"""Unification of types and sizes, with constraints on inference variables.
+
+Inference variables are `TypeVar`s and `SizeVar`s whose names start with
+`?`; every other name is rigid (a type or size parameter in scope).  A type
+variable may carry a constraint:
+
+- a set of primitive types it must be one of (from literals and overloaded
+  operators: `1` may be any numeric type, `1.0` any float);
+- "equality": it must not be a function type (for `==`);
+- required record fields (from `r.x` before the type of `r` is known).
+
+Anonymous sizes (`AnySize`) stand for sizes known only at run time; they
+unify with every size without binding anything, and the interpreter checks
+them when the program runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from futgen.errors import CompileError, Loc
+from futgen.frontend.types import (
+    AnySize,
+    Array,
+    Arrow,
+    Dim,
+    Record,
+    Scalar,
+    SizeConst,
+    SizeVar,
+    Tuple,
+    Type,
+    TypeVar,
+    array_of,
+    nonunique,
+)
+
+
+@dataclass
+class Constraint:
+    """What an inference type variable is known to satisfy."""
+
+    prims: frozenset[str] | None = None  # must be one of these primitive types
+    equality: bool = False
+    fields: dict[str, Type] = field(default_factory=dict)
+    origin: Loc | None = None  # where the constraint arose, for defaulting errors
+    literal: str | None = None  # "int" / "float": the default comes from a literal
+
+
+class UnifyError(Exception):
+    """Raised internally; callers turn it into a CompileError with context."""
+
+
+class Unifier:
+    """A substitution for type and size inference variables."""
+
+    def __init__(self) -> None:
+        self.types: dict[str, Type] = {}
+        self.sizes: dict[str, Dim] = {}
+        self.constraints: dict[str, Constraint] = {}
+        self._counter = itertools.count()
+
+    # ------------------------------------------------------------ fresh names
+
+    def fresh_type(self, constraint: Constraint | None = None) -> TypeVar:
+        name = f"?t{next(self._counter)}"
+        if constraint is not None:
+            self.constraints[name] = constraint
+        return TypeVar(name)
+
+    def fresh_size(self) -> SizeVar:
+        return SizeVar(f"?n{next(self._counter)}")
+
+    def anonymous_size(self) -> AnySize:
+        return AnySize(next(self._counter))
+
+    # ------------------------------------------------------------ resolution
+
+    def dim(self, d: Dim) -> Dim:
+        while isinstance(d, SizeVar) and d.name in self.sizes:
+            d = self.sizes[d.name]
+        return d
+
+    def shallow(self, t: Type) -> Type:
+        """Resolve bound type variables at the top of `t`, merging arrays."""
+        while isinstance(t, TypeVar) and t.name in self.types:
+            t = self.types[t.name]
+        if isinstance(t, Array) and isinstance(t.elem, TypeVar) and t.elem.name in self.types:
+            inner = self.shallow(t.elem)
+            merged = array_of(inner, t.shape, t.unique)
+            return merged
+        return t
+
+    def zonk(self, t: Type) -> Type:
+        """`t` with every bound variable substituted, recursively."""
+        t = self.shallow(t)
+        match t:
+            case Array(e, shape, u):
+                return array_of(self.zonk(e), tuple(self.dim(d) for d in shape), u)
+            case Tuple(es):
+                return Tuple(tuple(self.zonk(e) for e in es))
+            case Record(fs):
+                return Record(tuple((f, self.zonk(x)) for f, x in fs))
+            case Arrow(n, p, r):
+                return Arrow(n, self.zonk(p), self.zonk(r))
+        return t
+
+    # ------------------------------------------------------------ unification
+
+    def unify(self, t1: Type, t2: Type, lenient_sizes: bool = False) -> None:
+        """Make `t1` and `t2` equal or raise UnifyError.
+
+        With `lenient_sizes`, mismatching rigid sizes are accepted (used for
+        size coercions `:>`, whose sizes are checked at run time).
+        """
+        t1, t2 = self.shallow(t1), self.shallow(t2)
+        if isinstance(t1, TypeVar) and t1.name.startswith("?"):
+            self._bind(t1.name, t2, lenient_sizes)
+            return
+        if isinstance(t2, TypeVar) and t2.name.startswith("?"):
+            self._bind(t2.name, t1, lenient_sizes)
+            return
+        match t1, t2:
+            case Scalar(a), Scalar(b) if a == b:
+                return
+            case TypeVar(a), TypeVar(b) if a == b:
+                return
+            case Array(), Array():
+                self._unify_arrays(t1, t2, lenient_sizes)
+                return
+            case Tuple(es1), Tuple(es2) if len(es1) == len(es2):
+                for a, b in zip(es1, es2):
+                    self.unify(a, b, lenient_sizes)
+                return
+            case Record(fs1), Record(fs2) if [f for f, _ in fs1] == [f for f, _ in fs2]:
+                for (_, a), (_, b) in zip(fs1, fs2):
+                    self.unify(a, b, lenient_sizes)
+                return
+            case Arrow(_, p1, r1), Arrow(_, p2, r2):
+                self.unify(p1, p2, lenient_sizes)
+                self.unify(r1, r2, lenient_sizes)
+                return
+        raise UnifyError(f"types {self.zonk(t1)} and {self.zonk(t2)} do not match")
+
+    def _unify_arrays(self, a1: Array, a2: Array, lenient: bool) -> None:
+        n1, n2 = len(a1.shape), len(a2.shape)
+        n = min(n1, n2)
+        for d1, d2 in zip(a1.shape[:n], a2.shape[:n]):
+            self.unify_dims(d1, d2, lenient)
+        rest1 = array_of(a1.elem, a1.shape[n:])
+        rest2 = array_of(a2.elem, a2.shape[n:])
+        if n1 != n2 and not (
+            isinstance(self.shallow(rest1), TypeVar) or isinstance(self.shallow(rest2), TypeVar)
+        ):
+            raise UnifyError(
+                f"types {self.zonk(a1)} and {self.zonk(a2)} do not match (different ranks)"
+            )
+        self.unify(rest1, rest2, lenient)
+
+    def unify_dims(self, d1: Dim, d2: Dim, lenient: bool = False) -> None:
+        d1, d2 = self.dim(d1), self.dim(d2)
+        if d1 == d2 or isinstance(d1, AnySize) or isinstance(d2, AnySize):
+            return
+        if isinstance(d1, SizeVar) and d1.name.startswith("?"):
+            self.sizes[d1.name] = d2
+            return
+        if isinstance(d2, SizeVar) and d2.name.startswith("?"):
+            self.sizes[d2.name] = d1
+            return
+        if not lenient:
+            raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.')
+
+    def _bind(self, name: str, t: Type, lenient: bool) -> None:
+        if isinstance(t, TypeVar) and t.name == name:
+            return
+        if self._occurs(name, t):
+            raise UnifyError(f"occurs check: cannot construct the infinite type {name} = {t}")
+        c = self.constraints.pop(name, None)
+        # Uniqueness belongs to declared parameter and return types, never to
+        # what an inference variable stands for.
+        self.types[name] = nonunique(t)
+        if c is not None:
+            self._apply_constraint(c, t, lenient)
+
+    def _apply_constraint(self, c: Constraint, t: Type, lenient: bool) -> None:
+        t = self.shallow(t)
+        if isinstance(t, TypeVar) and t.name.startswith("?"):
+            self._merge_constraint(t.name, c)
+            return
+        if c.prims is not None:
+            if not (isinstance(t, Scalar) and t.name in c.prims):
+                raise UnifyError(f"type {self.zonk(t)} is not one of {_prims_str(c.prims)}")
+        if c.equality and isinstance(t, Arrow):
+            raise UnifyError(f"type {self.zonk(t)} does not support equality (a function)")
+        for fname, ftype in c.fields.items():
+            actual = _field_of(t, fname)
+            if actual is None:
+                raise UnifyError(f"type {self.zonk(t)} has no field {fname}")
+            self.unify(actual, ftype, lenient)
+
+    def _merge_constraint(self, name: str, c: Constraint) -> None:
+        old = self.constraints.get(name)
+        if old is None:
+            self.constraints[name] = c
+            return
+        if c.prims is not None:
+            prims = c.prims if old.prims is None else old.prims & c.prims
+            if not prims:
+                raise UnifyError(
+                    f"no type is both one of {_prims_str(old.prims or frozenset())}"
+                    f" and one of {_prims_str(c.prims)}"
+                )
+            old.prims = prims
+        old.equality = old.equality or c.equality
+        old.literal = old.literal or c.literal
+        for fname, ftype in c.fields.items():
+            if fname in old.fields:
+                self.unify(old.fields[fname], ftype)
+            else:
+                old.fields[fname] = ftype
+
+    def _occurs(self, name: str, t: Type) -> bool:
+        t = self.shallow(t)
+        match t:
+            case TypeVar(n):
+                return n == name
+            case Array(e, _, _):
+                return self._occurs(name, e)
+            case Tuple(es):
+                return any(self._occurs(name, e) for e in es)
+            case Record(fs):
+                return any(self._occurs(name, x) for _, x in fs)
+            case Arrow(_, p, r):
+                return self._occurs(name, p) or self._occurs(name, r)
+        return False
+
+    def require_field(self, t: Type, fname: str) -> Type:
+        """The type of field `fname` of `t`, constraining `t` if it is unknown."""
+        t = self.shallow(t)
+        if isinstance(t, TypeVar) and t.name.startswith("?"):
+            ftype = self.fresh_type()
+            self._merge_constraint(t.name, Constraint(fields={fname: ftype}))
+            return ftype
+        actual = _field_of(t, fname)
+        if actual is None:
+            raise UnifyError(f"type {self.zonk(t)} has no field {fname}")
+        return actual
+
+
+def _field_of(t: Type, fname: str) -> Type | None:
+    if isinstance(t, Record):
+        return t.field(fname)
+    if isinstance(t, Tuple) and fname.isdigit() and int(fname) < len(t.elems):
+        return t.elems[int(fname)]
+    return None
+
+
+def _prims_str(prims: frozenset[str]) -> str:
+    return ", ".join(sorted(prims))
