@@ -47,12 +47,34 @@ _BINARY_NAMES: dict[bytes, str] = {
 }
 
 _WHITESPACE = re.compile(r"(?:\s+|--[^\n]*)*")
-_TOKEN = re.compile(r"[\[\](),{}]|[^\s\[\](),{}]+")
+_TOKEN = re.compile(r'[\[\](),{}]|"(?:[^"\\\n]|\\.)*"|[^\s\[\](),{}]+')
 _SPECIAL_FLOAT = re.compile(r"(-?)(f16|f32|f64)\.(nan|inf)")
-_NUMERIC_START = re.compile(r"-?[0-9]")
+def _split_number(tok: str) -> tuple[str | None, str | None, bool]:
+    """(number, suffix, is_integer) of a numeric literal, recognised with
+    futhark_data's literal regexes; (None, None, False) if it is none."""
+    r = futhark_data.Reader
+    for regex, is_int in (
+        (r._INTEGER_REGEXP, True),
+        (r._HEXFLOAT_REGEXP, False),
+        (r._DECFLOAT_REGEXP, False),
+    ):
+        m = regex.fullmatch(tok)
+        if m:
+            return m.group(1), m.group(2), is_int
+    return None, None, False
 
-# futhark_data's literal decoder; `token_value` only uses the class regexes.
-_LITERALS = futhark_data.Reader(io.BytesIO(b""))
+
+def _parse_int(number: str) -> int:
+    digits = number.lstrip("-")
+    base = 16 if digits[:2] in ("0x", "0X") else 2 if digits[:2] in ("0b", "0B") else 10
+    n = int(digits[2:] if base != 10 else digits, base)
+    return -n if number.startswith("-") else n
+
+
+def _parse_float(number: str) -> float:
+    if "x" in number or "X" in number:
+        return float.fromhex(number)
+    return float(number)
 
 
 def prim_name(dtype: np.dtype) -> str:
@@ -147,12 +169,7 @@ class DataScanner:
             raise self.error("unexpected end of input")
         if self._binary_here():
             return self._binary_value()
-        tok = self.peek()
-        if tok == "empty":
-            return self._empty_array()
-        if tok == "[":
-            return self._array()
-        return self._scalar()
+        return self._element(None)[0]
 
     def read_all(self) -> list[Value]:
         """Read values until the end of the input."""
@@ -162,44 +179,92 @@ class DataScanner:
             values.append(self.read_value())
         return values
 
-    def _scalar(self) -> Value:
+    def _element(self, want: str | None) -> tuple[Value, int]:
+        """A value and where it started; `want` is the element type an
+        enclosing array has settled on, which unsuffixed literals take."""
+        self.skip_space()
+        start = self.pos
+        tok = self.peek()
+        if tok == "[":
+            return self._array(want), start
+        if tok == "empty":
+            return self._empty_array(), start
+        if tok is not None and tok.startswith('"'):
+            self.next()
+            return self._string(tok, start), start
+        return self._scalar(want), start
+
+    def _scalar(self, want: str | None) -> Value:
         start = self.pos
         tok = self.next()
         if tok in ("]", "[", ",", "(", ")", "{", "}"):
             raise self.error(f"expected a value, got '{tok}'", start)
-        cached = self._literal_cache.get(tok)
+        key = (tok, want)
+        cached = self._literal_cache.get(key)
         if cached is not None:
             return cached
-        value = self._literal(tok, start)
+        value = self._literal(tok, want, start)
         if len(self._literal_cache) < 65536:
-            self._literal_cache[tok] = value
+            self._literal_cache[key] = value
         return value
 
-    def _literal(self, tok: str, start: int) -> Value:
-        """Decode one scalar literal with futhark_data, adding nan/inf and range checks."""
+    def _literal(self, tok: str, want: str | None, start: int) -> Value:
+        """Decode one scalar literal.
+
+        As in Futhark's data parser: a suffix fixes the type; without one, a
+        literal inside an array takes the array's element type, and otherwise
+        integers are i32 and decimals f64.  Integers wrap around to their
+        type's width (`-1u32` is 4294967295u32), and `_` may separate digits.
+        """
         special = _SPECIAL_FLOAT.fullmatch(tok)
         if special:
             sign, t, what = special.groups()
-            x = float("nan") if what == "nan" else float(sign + "inf")
-            return PRIM_DTYPES[t].type(x)
+            self._check_type(t, want, start)
+            return PRIM_DTYPES[t].type(float("nan") if what == "nan" else float(sign + "inf"))
         if tok in ("true", "false"):
+            self._check_type("bool", want, start)
             return np.bool_(tok == "true")
-        if not _NUMERIC_START.match(tok):
+        number, suffix, is_int = _split_number(tok.replace("_", ""))
+        if number is None:
             raise self.error(f"invalid value '{tok}'", start)
-        try:
-            return _LITERALS.token_value(tok)
-        except OverflowError:
-            raise self.error(f"literal '{tok}' is out of range for its type", start) from None
-        except ValueError:
-            raise self.error(f"invalid value '{tok}'", start) from None
+        t = suffix or want or ("i32" if is_int else "f64")
+        self._check_type(t, want, start)
+        if t == "bool" or (t[0] in "iu" and not is_int):
+            raise self.error(f"'{tok}' is not a literal of type {t}", start)
+        dtype = PRIM_DTYPES[t]
+        if t[0] in "iu":
+            bits = 8 * dtype.itemsize
+            n = _parse_int(number) % (1 << bits)
+            if t[0] == "i" and n >= 1 << (bits - 1):
+                n -= 1 << bits
+            return dtype.type(n)
+        x = _parse_int(number) if is_int else _parse_float(number)
+        with np.errstate(over="ignore"):
+            return dtype.type(x)
 
-    def _array(self) -> np.ndarray:
+    def _check_type(self, t: str, want: str | None, start: int) -> None:
+        if want is not None and t != want:
+            raise self.error(
+                f"array elements differ: {t} after {want} (arrays must be regular and of one type)",
+                start,
+            )
+
+    def _string(self, tok: str, start: int) -> np.ndarray:
+        """A string literal: the UTF-8 bytes as a []u8, as Futhark reads it."""
+        try:
+            text = tok[1:-1].encode("latin-1").decode("unicode_escape")
+        except UnicodeDecodeError as e:
+            raise self.error(f"invalid string literal {tok}: {e}", start) from None
+        return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).copy()
+
+    def _array(self, want: str | None) -> np.ndarray:
         """`[v, v, ...]`: rows must agree in type and shape (no ragged arrays)."""
         open_pos = self.pos
         self.expect("[", "to start an array")
         if self.peek() == "]":
             raise self.error("empty array literal '[]': write empty([0]t) instead", open_pos)
-        elems = [self._element()]
+        elems = [self._element(want)]
+        want = want or prim_name(np.asarray(elems[0][0]).dtype)
         while True:
             sep_pos = self.pos
             tok = self.next()
@@ -207,28 +272,17 @@ class DataScanner:
                 break
             if tok != ",":
                 raise self.error(f"expected ',' or ']' in array, got '{tok}'", sep_pos)
-            elems.append(self._element())
-        return self._stack(elems, open_pos)
+            elems.append(self._element(want))
+        return self._stack(elems)
 
-    def _element(self) -> tuple[Value, int]:
-        self.skip_space()
-        start = self.pos
-        tok = self.peek()
-        if tok == "[":
-            return self._array(), start
-        if tok == "empty":
-            return self._empty_array(), start
-        return self._scalar(), start
-
-    def _stack(self, elems: list[tuple[Value, int]], open_pos: int) -> np.ndarray:
+    def _stack(self, elems: list[tuple[Value, int]]) -> np.ndarray:
         first, _ = elems[0]
-        first_t = value_type(first)
         for v, pos in elems[1:]:
             if type(v) is not type(first) or (
                 isinstance(v, np.ndarray) and (v.shape != first.shape or v.dtype != first.dtype)
             ):
                 raise self.error(
-                    f"array elements differ: {value_type(v)} after {first_t} "
+                    f"array elements differ: {value_type(v)} after {value_type(first)} "
                     "(arrays must be regular and of one type)",
                     pos,
                 )
