@@ -948,6 +948,11 @@ class Checker:
         self._apply_defaults()
         scheme = Scheme(scheme.tvars, scheme.svars, self.zonk(scheme.type))
         free = sorted(_free_type_vars(scheme.type))
+        free_sizes = tuple(sorted(_free_size_vars(scheme.type)))
+        scheme = Scheme(scheme.tvars, scheme.svars + free_sizes, scheme.type)
+        if d.entry and scheme.tvars:
+            raise self.err(f'Entry point "{d.name}" may not be polymorphic '
+                           f"(type parameters {', '.join(scheme.tvars)}).", d.loc)
         if free:
             if d.entry:
                 raise self.err(f'Entry point "{d.name}" has an ambiguous (polymorphic) type '
@@ -956,7 +961,8 @@ class Checker:
         if d.entry:
             self._check_entry(d, scheme)
         for node in self._visited:
-            node.ty = self.zonk(node.ty) if node.ty is not None else None
+            if node.ty is not None:
+                node.ty = _close_sizes(self.zonk(node.ty), self.u)
         self._visited = []
         if self.lookup_var(d.name) is not None and d.name in self.scopes[0].vars:
             prev = self.scopes[0].vars[d.name]
@@ -1078,6 +1084,28 @@ def _free_type_vars(t: Type) -> set[str]:
         case Arrow(_, p, r):
             return _free_type_vars(p) | _free_type_vars(r)
     return set()
+
+
+def _free_size_vars(t: Type) -> set[str]:
+    match t:
+        case Array(e, shape, _):
+            names = {d.name for d in shape if isinstance(d, SizeVar) and d.name.startswith("?")}
+            return names | _free_size_vars(e)
+        case Tuple(es):
+            return set().union(*(_free_size_vars(x) for x in es)) if es else set()
+        case Record(fs):
+            return set().union(*(_free_size_vars(x) for _, x in fs)) if fs else set()
+        case Arrow(_, p, r):
+            return _free_size_vars(p) | _free_size_vars(r)
+    return set()
+
+
+def _close_sizes(t: Type, u: Unifier) -> Type:
+    """`t` with unresolved inference sizes made anonymous (known at run time)."""
+    free = _free_size_vars(t)
+    if not free:
+        return t
+    return _substitute(t, {}, {n: u.anonymous_size() for n in free})
 
 
 def _is_higher_order(t: Type) -> bool:

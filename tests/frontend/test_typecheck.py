@@ -1,0 +1,120 @@
+"""Type checker: inferred types, and every kind of rejected program with its message."""
+
+import pytest
+
+from futgen.errors import CompileError
+from futgen.frontend import check_source
+from futgen.frontend import syntax as S
+from futgen.frontend.types import nonunique
+
+
+def decl(src: str, name: str) -> S.ValDecl:
+    prog = check_source(src, "t.fut")
+    return next(d for d in prog.decls if isinstance(d, S.ValDecl) and d.name == name)
+
+
+def body_type(src: str, name: str = "main") -> str:
+    return str(nonunique(decl(src, name).body.ty))
+
+
+def reject(src: str) -> str:
+    with pytest.raises(CompileError) as e:
+        check_source(src, "t.fut")
+    return str(e.value)
+
+
+@pytest.mark.parametrize(
+    "src, ty",
+    [
+        ("def main (x: i32) = x + 1", "i32"),
+        ("def main (x: f32) = x * 2", "f32"),
+        ("def main = 1", "i32"),
+        ("def main = 1.5", "f64"),
+        ("def main (xs: []f32) = reduce (+) 0 xs", "f32"),
+        ("def main [n] (xs: [n]f32) = map (\\x -> x > 0) xs", "[n]bool"),
+        ("def main (xs: []i32) = scan (+) 0 xs", "[]i32"),
+        ("def main (n: i64) = replicate n 0f32", "[n]f32"),
+        ("def main (n: i64) = iota n", "[n]i64"),
+        ("def main (xs: [](i32, f32)) = map (\\p -> p.1) xs", "[]f32"),
+        ("def main (xs: []i32) (ys: []f32) = unzip (zip xs ys)", "([]i32, []f32)"),
+        ("def main (x: i32) = {a = x, b = true}", "{a: i32, b: bool}"),
+        ("def main (x: i32) = let (a, b) = (x, 2u8) in b", "u8"),
+        ("def main (xs: [][]i32) = xs[0]", "[]i32"),
+        ("def main (xs: [3][4]i32) = transpose xs", "[4][3]i32"),
+        ("def main (xs: []i32) = xs |> map (+1) |> reduce (*) 1", "i32"),
+        ("def main = loop (a, b) = (0, 1) for i < 10 do (b, a + b)", "(i32, i32)"),
+        ("def main (x: f32) = f32.sqrt x + f32.pi", "f32"),
+        ("def main (x: i32) = f64.i32 x", "f64"),
+        ("type pt = {x: f32, y: f32}\ndef main (p: pt) = p.x", "f32"),
+        ("type vec [n] = [n]f32\ndef main [n] (v: vec [n]) = v", "[n]f32"),
+        ("def id 't (x: t) = x\ndef main = (id 1i8, id true)", "(i8, bool)"),
+        ("def main (xs: []i32) = length xs", "i64"),
+        ("def main (x: u8) = x >> 2", "u8"),
+    ],
+)
+def test_inferred_types(src, ty):
+    assert body_type(src) == ty
+
+
+def test_literal_types_are_resolved():
+    d = decl("def main (xs: []f32) = reduce (+) 0 xs", "main")
+    lit = d.body.args[1]
+    assert str(lit.ty) == "f32"
+
+
+def test_local_function_and_polymorphism():
+    src = "def main (x: i32) =\n  let twice 'a (f: a -> a) (y: a) = f (f y)\n  in (twice (+1) x, twice (\\b -> !b) true)"
+    assert body_type(src) == "(i32, bool)"
+
+
+@pytest.mark.parametrize(
+    "src, message, where",
+    [
+        ("def main (x: i32) = x + true", "do not match", "t.fut:1:"),
+        ("def main (x: i32) = y", 'Unknown name "y"', "t.fut:1:21"),
+        ("def main (x: i32) : bool = x", "do not match", "t.fut:1:"),
+        ("def main (x: i32) = if x then 1 else 2", "bool", "t.fut:1:"),
+        ("def main (xs: []i32) = xs.foo", 'field "foo"', "t.fut:1:"),
+        ("def main (x: i32) = x 1", "not a function", "t.fut:1:"),
+        ("def main (x: qq) = x", 'Unknown type "qq"', "t.fut:1:"),
+        ("def main [n][m] (xs: [n]i32) (ys: [m]i32) = map2 (+) xs ys",
+         'Sizes "n" and "m" do not match', "t.fut:1:"),
+        ("def main (xs: [3]i32) : [4]i32 = xs", 'Sizes "3" and "4" do not match', "t.fut:1:"),
+        ("def main (xs: []i32) = xs with [0] = 1", 'Consuming "xs"', "t.fut:1:24"),
+        ("def main (xs: *[]i32) = let ys = xs with [0] = 1 in xs[0] + ys[0]",
+         'Using "xs", but this was consumed at t.fut:1:', "t.fut:1:53"),
+        ("def main (xs: *[]i32) = let ys = xs[1:] let zs = xs with [0] = 1 in ys[0]",
+         'Using "ys", but this was consumed', "t.fut:1:"),
+        ("def main (xs: *[]i32) = map (\\i -> (xs with [i] = 0)[0]) (iota 3)",
+         'Consuming variable "xs", which is bound outside the enclosing lambda', "t.fut:1:"),
+        ("def g : []i32 = [1, 2]\ndef main (i: i64) = g with [i] = 0",
+         "not consumable (a global constant)", "t.fut:2:"),
+        ("def main (xs: []i32) = scatter xs [0] [1]", 'Consuming "xs"', "t.fut:1:"),
+        ("def f (xs: *[]i32) = xs\ndef main (xs: *[]i32) = (f xs, xs)", 'Using "xs"', "t.fut:2:"),
+        ("entry main 't (x: t) = x", "Entry point", "t.fut:1:"),
+        ("entry main (x: i32) = \\(y: i32) -> x + y", "higher-order", "t.fut:1:"),
+    ],
+)
+def test_rejected(src, message, where):
+    text = reject(src)
+    assert message in text
+    assert where in text
+
+
+def test_allowed_consumption():
+    src = (
+        "def main (n: i64) =\n"
+        "  let xs = iota n\n"
+        "  let xs = xs with [0] = 5\n"
+        "  let ys = loop acc = copy xs for i < n do acc with [i] = acc[i] * 2\n"
+        "  in (xs, ys)\n"
+    )
+    assert body_type(src) == "([n]i64, [n]i64)" or "i64" in body_type(src)
+
+
+def test_branches_may_consume_independently():
+    src = (
+        "def main (b: bool) (xs: *[]i32) =\n"
+        "  if b then xs with [0] = 1 else xs with [1] = 2\n"
+    )
+    decl(src, "main")
