@@ -14,9 +14,13 @@ Usage: python benchmarks/frontend_speed.py [--units N] [--repeat R] [--keep DIR]
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+# Run from a checkout without installing: put the repository root first.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 UNIT = """\
 -- Unit {k}: a little of everything the front end has to handle.
