@@ -1,0 +1,15 @@
+"""Futhark's test blocks (`spec`) and the test runner behind `futgen test` (`runner`)."""
+
+from futgen.testing.runner import FileResult, TestOptions, TestReport, run_tests
+from futgen.testing.spec import ProgramTest, SpecError, parse_spec, read_spec
+
+__all__ = [
+    "FileResult",
+    "ProgramTest",
+    "SpecError",
+    "TestOptions",
+    "TestReport",
+    "parse_spec",
+    "read_spec",
+    "run_tests",
+]

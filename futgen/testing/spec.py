@@ -74,6 +74,8 @@ class Values:
 class TestRun:
     """One input and what should come of it."""
 
+    __test__ = False  # not a pytest test class
+
     index: int
     description: str
     tags: tuple[str, ...]

@@ -1,0 +1,133 @@
+"""The `futgen` command line.
+
+    futgen check prog.fut                 type-check; silent on success
+    futgen run prog.fut [-e ENTRY] [-b]   values on stdin, results on stdout
+    futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
+    futgen --version
+
+Every `FutgenError` (compile errors, bad input data, run-time failures of the
+program) is printed to stderr without a traceback and gives exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from futgen import __version__
+from futgen.errors import FutgenError
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_usage(sys.stderr)
+        return 2
+    try:
+        return args.handler(args)
+    except FutgenError as e:
+        _print_error(str(e))
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _print_error(message: str) -> None:
+    if not message.startswith("Error"):
+        message = "Error: " + message
+    print(message, file=sys.stderr)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="futgen", description="Compile a practical subset of Futhark to Python packages."
+    )
+    p.add_argument("--version", action="version", version=f"futgen {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="type-check a program")
+    check.add_argument("program")
+    check.set_defaults(handler=_check)
+
+    run = sub.add_parser("run", help="run an entry point on values from stdin")
+    run.add_argument("program")
+    run.add_argument("-e", "--entry-point", default="main", metavar="NAME", dest="entry")
+    run.add_argument("-b", "--binary-output", action="store_true", help="print results in binary")
+    run.add_argument("--backend", default="interpreter")
+    run.set_defaults(handler=_run)
+
+    test = sub.add_parser("test", help="run the test blocks of programs")
+    test.add_argument("paths", nargs="+", metavar="PATH", help=".fut files or directories")
+    test.add_argument("--backend", default="interpreter")
+    test.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="programs at once")
+    test.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per program")
+    test.add_argument("--exclude", action="append", default=[], metavar="TAG",
+                      help="also skip programs and runs with this tag")
+    test.add_argument("--tolerance", type=float, default=None, help="float tolerance")
+    test.add_argument("--report-json", metavar="FILE", help="per-program results ('-': stdout)")
+    test.add_argument("--no-progress", action="store_true", help="no progress bar")
+    test.set_defaults(handler=_test)
+    return p
+
+
+def _require_file(path: str) -> None:
+    if not os.path.isfile(path):
+        raise FutgenError(f"{path}: no such file")
+
+
+def _check(args: argparse.Namespace) -> int:
+    from futgen.frontend import load
+
+    _require_file(args.program)
+    load(args.program)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from futgen.data import check_arguments, encode_binary, format_value, read_values
+    from futgen.testing.runner import get_backend
+
+    _require_file(args.program)
+    program = get_backend(args.backend).compile(args.program)
+    entries = program.entry_points()
+    if args.entry not in entries:
+        known = ", ".join(sorted(entries)) or "none"
+        raise FutgenError(f"unknown entry point {args.entry!r}; the program has: {known}")
+    values = read_values(sys.stdin.buffer.read(), "<stdin>")
+    check_arguments(args.entry, [str(t) for t in entries[args.entry].param_types], values)
+    results = program.call(args.entry, values)
+    if args.binary_output:
+        for v in results:
+            sys.stdout.buffer.write(encode_binary(v))
+        sys.stdout.buffer.flush()
+    else:
+        for v in results:
+            print(format_value(v))
+    return 0
+
+
+def _test(args: argparse.Namespace) -> int:
+    from futgen.testing.runner import (
+        DEFAULT_EXCLUDE,
+        TestOptions,
+        get_backend,
+        test_command,
+    )
+
+    get_backend(args.backend)  # unknown backends fail before any work
+    options = TestOptions(
+        backend=args.backend,
+        jobs=max(1, args.jobs),
+        timeout=args.timeout,
+        exclude=DEFAULT_EXCLUDE + tuple(args.exclude),
+    )
+    if args.tolerance is not None:
+        options.tolerance = args.tolerance
+    return test_command(args.paths, options, args.report_json, progress=not args.no_progress)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

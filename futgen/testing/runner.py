@@ -1,0 +1,490 @@
+"""`futgen test`: run the test blocks of Futhark programs on a backend.
+
+Each program is tested in its own worker process, so that a hanging program
+can be killed at its timeout and a crashing one cannot take the run down;
+`jobs` workers run at once.  A program passes when it compiles and every run
+case gives the expected values (floats within Futhark's tolerance) or fails
+with an error matching the expected regex.  Programs that use a Futhark
+feature futgen lacks (`UnsupportedFeature`) count as *unsupported*, apart from
+passes and failures, so that a conformance run over Futhark's own test suite
+measures coverage and correctness separately.
+
+A backend is deliberately small (see `Backend`): it compiles a program once
+and calls entry points with values.  The interpreter is the only backend so
+far; `cpu` and `cuda` register themselves with `register_backend`.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any, Protocol
+
+from futgen.data.compare import DEFAULT_TOLERANCE, compare_values
+from futgen.data.values import Value, check_arguments
+from futgen.errors import DataError, FutgenError, FutharkError, UnsupportedFeature
+from futgen.testing.spec import (
+    ExpectedError,
+    InputOutputs,
+    ProgramTest,
+    SpecError,
+    TestRun,
+    read_spec,
+)
+
+# Tags that exclude a program or a run, as `futhark test` excludes
+# `disable` and `notest` by default (plus our own `no_futgen`).
+DEFAULT_EXCLUDE = ("disable", "notest", "no_futgen")
+
+
+# ---------------------------------------------------------------- backends
+
+
+class CompiledProgram(Protocol):
+    """A program ready to run: what a backend's `compile` returns."""
+
+    def entry_points(self) -> dict[str, Any]:
+        """Entry points by name; each has `param_types` and `result_types`,
+        whose str() is Futhark syntax."""
+
+    def call(self, entry: str, args: list[Value]) -> list[Value]:
+        """Run an entry point; FutharkError for run-time failures."""
+
+
+class Backend(Protocol):
+    """Compiles programs; `skip_tags` are run tags it cannot honour."""
+
+    name: str
+    skip_tags: frozenset[str]
+
+    def compile(self, path: str) -> CompiledProgram:
+        """CompileError (or UnsupportedFeature) if the program is rejected."""
+
+
+class InterpreterBackend:
+    """The reference interpreter: type-check, then run the typed AST.
+
+    It cannot generate random inputs, run FutharkScript inputs or produce
+    `auto output` reference results (it *is* the reference), and runs tagged
+    `compiled` are meant for compiled backends only, as in `futhark test -i`.
+    """
+
+    name = "interpreter"
+    skip_tags = frozenset({"compiled", "script", "random"})
+
+    def compile(self, path: str) -> CompiledProgram:
+        from futgen.frontend import load
+        from futgen.interp import Interpreter
+
+        return Interpreter(load(path))
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"interpreter": InterpreterBackend}
+
+
+def register_backend(name: str, factory: Callable[[], Backend]) -> None:
+    """Make a backend available to `futgen test --backend NAME`."""
+    BACKENDS[name] = factory
+
+
+def get_backend(name: str) -> Backend:
+    try:
+        return BACKENDS[name]()
+    except KeyError:
+        known = ", ".join(sorted(BACKENDS))
+        raise FutgenError(f"unknown backend {name!r}; available: {known}") from None
+
+
+# ---------------------------------------------------------------- results
+
+
+PASSED, FAILED, SKIPPED, UNSUPPORTED = "passed", "failed", "skipped", "unsupported"
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run case."""
+
+    entry: str
+    dataset: str
+    status: str
+    message: str = ""
+    feature: str | None = None
+
+
+@dataclass
+class FileResult:
+    """The outcome of one program; `messages` explain failures."""
+
+    path: str
+    status: str
+    messages: list[str] = field(default_factory=list)
+    runs: list[RunResult] = field(default_factory=list)
+    feature: str | None = None  # the unsupported feature, if any
+    seconds: float = 0.0
+
+    def run_counts(self) -> dict[str, int]:
+        counts = {PASSED: 0, FAILED: 0, SKIPPED: 0, UNSUPPORTED: 0}
+        for r in self.runs:
+            counts[r.status] += 1
+        return counts
+
+
+@dataclass
+class TestOptions:
+    __test__ = False  # not a pytest test class
+
+    backend: str = "interpreter"
+    jobs: int = 1
+    timeout: float = 120.0
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    tolerance: float = DEFAULT_TOLERANCE
+
+
+# ---------------------------------------------------------------- one program
+
+
+def run_file(path: str, options: TestOptions) -> FileResult:
+    """Test one program in this process (no timeout: see `run_tests`)."""
+    start = time.monotonic()
+    result = _test_file(path, options)
+    result.seconds = round(time.monotonic() - start, 3)
+    return result
+
+
+def _test_file(path: str, options: TestOptions) -> FileResult:
+    try:
+        spec = read_spec(path)
+    except SpecError as e:
+        return FileResult(path, FAILED, [str(e)])
+    backend = get_backend(options.backend)
+    excluded = set(options.exclude) | {f"no_{backend.name}"}
+    tags = excluded.intersection(spec.tags)
+    if tags:
+        return FileResult(path, SKIPPED, [f"excluded by tag {', '.join(sorted(tags))}"])
+    if spec.compile_error is not None:
+        return _expect_compile_error(path, backend, spec.compile_error)
+    try:
+        program = backend.compile(path)
+    except UnsupportedFeature as e:
+        return FileResult(path, UNSUPPORTED, [str(e)], feature=e.feature)
+    except FutgenError as e:
+        return FileResult(path, FAILED, [f"Compilation failed:\n{e}"])
+    except Exception as e:  # noqa: BLE001 - a futgen bug fails this program only
+        return FileResult(path, FAILED, [_internal_error("compiling", e)])
+    runs = _run_cases(program, spec, backend, excluded, options)
+    return _summarise(path, runs)
+
+
+def _expect_compile_error(path: str, backend: Backend, expected: ExpectedError) -> FileResult:
+    try:
+        backend.compile(path)
+    except UnsupportedFeature as e:
+        return FileResult(path, UNSUPPORTED, [str(e)], feature=e.feature)
+    except FutgenError as e:
+        if expected.matches(str(e)):
+            return FileResult(path, PASSED)
+        return FileResult(path, FAILED, [_wrong_error(expected, str(e))])
+    except Exception as e:  # noqa: BLE001 - a futgen bug fails this program only
+        return FileResult(path, FAILED, [_internal_error("compiling", e)])
+    return FileResult(path, FAILED, ["Expected compilation to fail, but it succeeded."])
+
+
+def _run_cases(
+    program: CompiledProgram,
+    spec: ProgramTest,
+    backend: Backend,
+    excluded: set[str],
+    options: TestOptions,
+) -> list[RunResult]:
+    entries = program.entry_points()
+    results = []
+    for io in spec.cases:
+        if io.entry not in entries:
+            results.append(_missing_entry(io, entries))
+            continue
+        params = [str(t) for t in entries[io.entry].param_types]
+        for run in io.runs:
+            results.append(_run_case(program, io.entry, params, run, backend, excluded, options))
+    return results
+
+
+def _missing_entry(io: InputOutputs, entries: dict[str, Any]) -> RunResult:
+    known = ", ".join(sorted(entries)) or "none"
+    return RunResult(
+        io.entry,
+        "",
+        FAILED,
+        f"Entry point {io.entry} not found in the program (entry points: {known}).",
+    )
+
+
+def _run_case(
+    program: CompiledProgram,
+    entry: str,
+    params: list[str],
+    run: TestRun,
+    backend: Backend,
+    excluded: set[str],
+    options: TestOptions,
+) -> RunResult:
+    def result(status: str, message: str = "", feature: str | None = None) -> RunResult:
+        return RunResult(entry, run.description, status, message, feature)
+
+    skip = (excluded | backend.skip_tags).intersection(run.tags)
+    if skip:
+        return result(SKIPPED, f"tag {', '.join(sorted(skip))}")
+    if run.auto_output:
+        return result(SKIPPED, "auto output needs a reference backend")
+    try:
+        args = run.input.load()
+        check_arguments(entry, params, args)
+        expected = run.expected.load() if run.expected is not None else None
+    except DataError as e:
+        return result(FAILED, f"Bad test data: {e}")
+    try:
+        actual = program.call(entry, args)
+    except UnsupportedFeature as e:
+        return result(UNSUPPORTED, str(e), e.feature)
+    except FutharkError as e:
+        if run.expected_error is None:
+            return result(FAILED, f"Function failed with error:\n{e}")
+        if run.expected_error.matches(str(e)):
+            return result(PASSED)
+        return result(FAILED, _wrong_error(run.expected_error, str(e)))
+    except FutgenError as e:
+        return result(FAILED, str(e))
+    except Exception as e:  # noqa: BLE001 - a futgen bug fails this program only
+        return result(FAILED, _internal_error("running", e))
+    if run.expected_error is not None:
+        wanted = run.expected_error.regex or "any error"
+        return result(FAILED, f"Program succeeded, but expected failure:\n  {wanted}")
+    if expected is None:
+        return result(PASSED)
+    mismatches = compare_values(expected, list(actual), options.tolerance)
+    if not mismatches:
+        return result(PASSED)
+    message = str(mismatches[0])
+    if len(mismatches) > 1:
+        message += f"\n...and {len(mismatches) - 1} other mismatching values."
+    return result(FAILED, message)
+
+
+def _wrong_error(expected: ExpectedError, got: str) -> str:
+    indented = "\n".join("  " + line for line in got.splitlines())
+    return f"Expected error:\n  {expected.regex}\nGot error:\n{indented}"
+
+
+def _internal_error(doing: str, e: Exception) -> str:
+    """A futgen bug, not a test failure by the program: keep the trace short."""
+    frames = traceback.format_exception(type(e), e, e.__traceback__)
+    return f"Internal error while {doing}: {type(e).__name__}: {e}\n" + "".join(frames[-4:])
+
+
+def _summarise(path: str, runs: list[RunResult]) -> FileResult:
+    failed = [r for r in runs if r.status == FAILED]
+    unsupported = [r for r in runs if r.status == UNSUPPORTED]
+    if failed:
+        messages = [_run_message(r) for r in failed]
+        return FileResult(path, FAILED, messages, runs)
+    if unsupported:
+        r = unsupported[0]
+        return FileResult(path, UNSUPPORTED, [_run_message(r)], runs, feature=r.feature)
+    return FileResult(path, PASSED, [], runs)
+
+
+def _run_message(r: RunResult) -> str:
+    where = f"Entry point: {r.entry}" + (f"; dataset: {r.dataset}" if r.dataset else "")
+    return f"{where}:\n{r.message}"
+
+
+# ---------------------------------------------------------------- many programs
+
+
+def collect_programs(paths: Iterable[str]) -> list[str]:
+    """The `.fut` files named, or found recursively in named directories."""
+    programs: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = []
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                found += [os.path.join(root, f) for f in files if f.endswith(".fut")]
+            programs += sorted(found)
+        elif os.path.isfile(p):
+            programs.append(p)
+        else:
+            raise FutgenError(f"{p}: no such file or directory")
+    return programs
+
+
+def _worker(conn: Connection, path: str, options: TestOptions) -> None:
+    """Body of a worker process: test one program and send back the result."""
+    try:
+        result = run_file(path, options)
+    except BaseException as e:  # noqa: BLE001 - a worker must always answer
+        result = FileResult(path, FAILED, [_internal_error("testing", e)])
+    conn.send(result)
+    conn.close()
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """Fork where possible: workers start fast and inherit registered backends."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+@dataclass
+class _Active:
+    process: Any
+    conn: Connection
+    path: str
+    started: float
+
+
+def run_programs(
+    programs: list[str],
+    options: TestOptions,
+    on_result: Callable[[FileResult], None] | None = None,
+) -> list[FileResult]:
+    """Test programs in worker processes, `options.jobs` at a time, killing
+    any that run past `options.timeout` seconds; results in program order."""
+    ctx = _context()
+    pending = list(reversed(programs))
+    active: dict[Connection, _Active] = {}
+    results: dict[str, FileResult] = {}
+
+    def finish(result: FileResult) -> None:
+        results[result.path] = result
+        if on_result is not None:
+            on_result(result)
+
+    while pending or active:
+        while pending and len(active) < max(1, options.jobs):
+            path = pending.pop()
+            receive, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_worker, args=(send, path, options), daemon=True)
+            proc.start()
+            send.close()
+            active[receive] = _Active(proc, receive, path, time.monotonic())
+        now = time.monotonic()
+        deadline = min(a.started + options.timeout for a in active.values())
+        for conn in wait(list(active), timeout=max(0.0, deadline - now)):
+            finish(_collect(active.pop(conn)))
+        now = time.monotonic()
+        for conn, a in list(active.items()):
+            if now >= a.started + options.timeout:
+                del active[conn]
+                finish(_kill(a, options.timeout))
+    return [results[p] for p in programs]
+
+
+def _collect(a: _Active) -> FileResult:
+    try:
+        result = a.conn.recv()
+    except (EOFError, OSError):
+        a.process.join(5)
+        code = a.process.exitcode
+        result = FileResult(a.path, FAILED, [f"Worker process died (exit code {code})."])
+    a.conn.close()
+    a.process.join(5)
+    return result
+
+
+def _kill(a: _Active, timeout: float) -> FileResult:
+    a.process.kill()
+    a.process.join(5)
+    a.conn.close()
+    seconds = round(time.monotonic() - a.started, 3)
+    return FileResult(a.path, FAILED, [f"Timed out after {timeout:g} s."], seconds=seconds)
+
+
+# ---------------------------------------------------------------- reporting
+
+
+@dataclass
+class TestReport:
+    """The results of a test run, for callers such as pytest drivers."""
+
+    __test__ = False  # not a pytest test class
+
+    results: list[FileResult]
+
+    @property
+    def ok(self) -> bool:
+        """No program failed (unsupported and skipped ones do not count)."""
+        return not any(r.status == FAILED for r in self.results)
+
+    def __str__(self) -> str:
+        parts = [format_failure(r) for r in self.results if r.status != PASSED]
+        return "\n".join([*parts, summary_line(self.results)])
+
+
+def run_tests(
+    paths: Iterable[str | os.PathLike], options: TestOptions | None = None
+) -> TestReport:
+    """Test programs and directories of programs: the library form of `futgen test`."""
+    programs = collect_programs(os.fspath(p) for p in paths)
+    return TestReport(run_programs(programs, options or TestOptions()))
+
+
+def summary_line(results: list[FileResult]) -> str:
+    """`N passed, N failed`, plus unsupported and skipped counts when nonzero."""
+    counts = {s: sum(r.status == s for r in results) for s in (PASSED, FAILED, UNSUPPORTED, SKIPPED)}
+    line = f"{counts[PASSED]} passed, {counts[FAILED]} failed"
+    for s in (UNSUPPORTED, SKIPPED):
+        if counts[s]:
+            line += f", {counts[s]} {s}"
+    return line
+
+
+def format_failure(result: FileResult) -> str:
+    """What to print about a program that did not pass."""
+    if result.status == UNSUPPORTED:
+        return f"Unsupported: {result.path}: {result.feature}"
+    return f"Error: {result.path}:\n" + "\n".join(result.messages)
+
+
+def report_json(results: list[FileResult], options: TestOptions) -> dict[str, Any]:
+    """Per-program outcomes for aggregation (e.g. per folder of a conformance run)."""
+    files = []
+    for r in results:
+        d = asdict(r)
+        d["run_counts"] = r.run_counts()
+        files.append(d)
+    summary = {s: sum(r.status == s for r in results) for s in (PASSED, FAILED, UNSUPPORTED, SKIPPED)}
+    return {"backend": options.backend, "summary": summary, "files": files}
+
+
+def test_command(
+    paths: list[str], options: TestOptions, report_path: str | None = None, progress: bool = True
+) -> int:
+    """`futgen test`: run, print failures and a summary line; the exit status."""
+    from tqdm import tqdm
+
+    programs = collect_programs(paths)
+    show = progress and sys.stderr.isatty()
+    with tqdm(total=len(programs), file=sys.stderr, disable=not show, unit="prog") as bar:
+
+        def on_result(result: FileResult) -> None:
+            if result.status in (FAILED, UNSUPPORTED):
+                tqdm.write(format_failure(result), file=sys.stdout)
+            bar.update(1)
+
+        results = run_programs(programs, options, on_result)
+    print(summary_line(results))
+    if report_path is not None:
+        text = json.dumps(report_json(results, options), indent=1)
+        if report_path == "-":
+            print(text)
+        else:
+            with open(report_path, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+    return 1 if any(r.status == FAILED for r in results) else 0
