@@ -157,12 +157,20 @@ class Checker:
         is_global: bool = False,
     ) -> VarInfo:
         uid = f"{name}#{next(self._uids)}"
-        al = _flatten_alias(aliases) | {uid} if not _is_prim(self.u.shallow(t)) else NO_ALIAS
+        al = NO_ALIAS if self.is_prim(t) else _flatten_alias(aliases) | {uid}
         info = VarInfo(
             uid, name, scheme or Scheme((), (), t), loc, self.depth, al, consumable, is_global
         )
         self.scopes[-1].vars[name] = info
         return info
+
+    def is_prim(self, t: Type) -> bool:
+        """Whether `t` is (or can only become) a primitive type; such values alias nothing."""
+        t = self.u.shallow(t)
+        if isinstance(t, TypeVar):
+            c = self.u.constraints.get(t.name)
+            return c is not None and c.prims is not None
+        return isinstance(t, Scalar)
 
     def err(self, msg: str, loc: Loc | None) -> CompileError:
         return CompileError(msg, loc)
@@ -189,7 +197,8 @@ class Checker:
                 names = [f for f, _ in fields]
                 if len(set(names)) != len(names):
                     raise self.err("duplicate field in record type", loc)
-                fs = tuple(sorted((f, self.resolve(t, anon)) for f, t in fields))
+                fs = tuple(sorted(((f, self.resolve(t, anon)) for f, t in fields),
+                                  key=lambda f: f[0]))
                 return _record_or_tuple(fs)
             case S.TEArrow(pname, param, ret, _):
                 if pname is not None:
@@ -320,6 +329,8 @@ class Checker:
         if name in self._builtin_cache:
             return self._builtin_cache[name]
         header = SIGNATURES.get(name)
+        if name in ("vjp", "jvp", "vjp2", "jvp2"):
+            raise UnsupportedFeature("automatic differentiation (vjp/jvp)", loc)
         if header is None:
             raise self.err(f'Unknown name "{name}".', loc)
         from futgen.frontend.parser import parse_header
@@ -456,7 +467,7 @@ class Checker:
                         self._check_index_value(part)
                 shape.append(self.u.anonymous_size())
         res = array_of(t.elem, tuple(shape) + t.shape[len(e.indices):])
-        return res, (_flatten_alias(al) if not _is_prim(self.u.shallow(res)) else NO_ALIAS)
+        return res, (NO_ALIAS if self.is_prim(res) else _flatten_alias(al))
 
     def _check_index_value(self, x: S.Expr) -> None:
         t, _ = self.check(x)
@@ -543,12 +554,15 @@ class Checker:
                     f"{self.zonk(params[i])}, got {self.zonk(at)} ({ex}).",
                     args[i].loc,
                 ) from None
+        kept: list[Alias] = []
         for i, arg in enumerate(args):
             if _is_unique(self.zonk(params[i])):
                 self.consume(arg_aliases[i], arg.loc, f'argument #{i + 1} of "{fname}"')
+            else:
+                kept.append(arg_aliases[i])
         if isinstance(fn, S.Var) and fn.full_name in FRESH_RESULT_BUILTINS and not fn.qual:
             return cur, NO_ALIAS
-        return cur, self._result_aliases(cur, arg_aliases)
+        return cur, self._result_aliases(cur, kept)
 
     def _dependent_result(self, arrow: Arrow, arg: S.Expr) -> Type:
         """The result type of `arrow` applied to `arg`, substituting a named size."""
@@ -601,7 +615,7 @@ class Checker:
         if v is not None:
             return self.instantiate(v.scheme), NO_ALIAS
         if e.op not in BUILTIN_BINOPS:
-            raise self.err(f'Unknown operator "{e.op}".', e.loc)
+            return self.instantiate(self.builtin_scheme(e.op, e.loc)), NO_ALIAS
         return self._op_type(e.op, e.loc), NO_ALIAS
 
     def _section_type(self, e: S.Expr, op: str, arg: S.Expr, left: bool) -> tuple[Type, Alias]:
@@ -639,7 +653,9 @@ class Checker:
         self.consumed.update(after_then)
         self.unify(t1, t2, e.els.loc, "branches of if have different types", lenient=True)
         t = _anonymise_differing_sizes(self.zonk(t1), self.zonk(t2), self.u)
-        return t, _merge_alias(a1, a2)
+        # A branch's result cannot be what the other branch consumed.
+        consumed_here = frozenset(self.consumed) - frozenset(before)
+        return t, _remove_alias(_merge_alias(a1, a2), consumed_here)
 
     def _check_LetPat(self, e: S.LetPat, _exp) -> tuple[Type, Alias]:
         vt, val = self.check(e.value)
@@ -670,7 +686,7 @@ class Checker:
         vt, val = self.check(e.value)
         self.unify(elem_t, vt, e.value.loc, "the value written by `with` has the wrong type")
         del idx
-        if _flatten_alias(val) & _flatten_alias(sal) and not _is_prim(self.u.shallow(vt)):
+        if _flatten_alias(val) & _flatten_alias(sal) and not self.is_prim(vt):
             raise self.err(
                 "The value written by `with` is aliased to the array being updated.", e.value.loc
             )
@@ -679,6 +695,10 @@ class Checker:
 
     def _indexed_type(self, t: Type, indices: list[S.DimIndex], loc: Loc) -> Type:
         t = self.u.shallow(t)
+        if isinstance(t, TypeVar) and t.name.startswith("?"):
+            arr = Array(self.u.fresh_type(), tuple(self.u.anonymous_size() for _ in indices))
+            self.unify(t, arr, loc, "in-place update")
+            t = self.u.shallow(t)
         if not isinstance(t, Array) or len(indices) > len(t.shape):
             raise self.err(f"Cannot update a value of type {self.zonk(t)} at these indices.", loc)
         shape: list[Dim] = []
@@ -737,15 +757,34 @@ class Checker:
         self.unify(pt, bt, e.body.loc, "the loop body does not return the loop parameter's type",
                    lenient=True)
         self.barriers.pop()
-        param_uids = {p.uid for p in params}
-        params_consumed = any(uid in param_uids for uid in set(self.consumed) - consumed_before)
-        for uid in param_uids:
-            self.consumed.pop(uid, None)
+        newly = set(self.consumed) - consumed_before
+        for p in params:
+            self.consumed.pop(p.uid, None)
         self.pop()
-        if params_consumed:
-            self.consume(ial, init.loc, "the initial value of a loop whose parameter is consumed")
-            return pt, NO_ALIAS
-        return pt, ial
+        return pt, self._consume_loop_init(e.pat, params, newly, ial, init.loc)
+
+    def _consume_loop_init(
+        self, pat: S.Pat, params: list[VarInfo], newly: set, ial: Alias, loc: Loc
+    ) -> Alias:
+        """Consume the parts of a loop's initial value whose parameters the body consumed.
+
+        Returns the aliases of the loop's result: consumed parts are fresh.
+        """
+        comps = _pattern_components(pat)
+        if len(comps) > 1 and isinstance(ial, tuple) and len(ial) == len(comps):
+            out = []
+            for names, al in zip(comps, ial):
+                uids = {p.uid for p in params if p.name in names}
+                if uids & newly:
+                    self.consume(al, loc, "the initial value of a consumed loop parameter")
+                    out.append(NO_ALIAS)
+                else:
+                    out.append(al)
+            return tuple(out)
+        if {p.uid for p in params} & newly:
+            self.consume(ial, loc, "the initial value of a consumed loop parameter")
+            return NO_ALIAS
+        return ial
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
@@ -770,7 +809,13 @@ class Checker:
                     return self.param_type(elems[0], fresh_sizes)
                 return Tuple(tuple(self.param_type(x, fresh_sizes) for x in elems))
             case S.PRecord(fields, _):
-                fs = tuple(sorted((f, self.param_type(x, fresh_sizes)) for f, x in fields))
+                names = [f for f, _ in fields]
+                if len(set(names)) != len(names):
+                    raise self.err("duplicate field in record pattern", p.loc)
+                fs = tuple(
+                    sorted(((f, self.param_type(x, fresh_sizes)) for f, x in fields),
+                           key=lambda f: f[0])
+                )
                 return _record_or_tuple(fs)
             case S.PAscribe(inner, te, _):
                 t = self.resolve(te, "fresh")
@@ -944,7 +989,12 @@ class Checker:
     def check_value_decl(self, d: S.ValDecl) -> None:
         self._visited = []
         self.consumed = {}
+        self.push()
+        self_type = self.u.fresh_type()
+        self.bind_var(d.name, self_type, d.loc, consumable="a function")
         scheme = self.check_function(d)
+        self.pop()
+        self.unify(self_type, scheme.type, d.loc, f'recursive use of "{d.name}"')
         self._apply_defaults()
         scheme = Scheme(scheme.tvars, scheme.svars, self.zonk(scheme.type))
         free = sorted(_free_type_vars(scheme.type))
@@ -969,13 +1019,13 @@ class Checker:
             if prev.loc.file == d.loc.file and prev.is_global and prev.loc != NOWHERE:
                 pass  # Futhark allows shadowing earlier top-level definitions.
         info = self.bind_var(d.name, scheme.type, d.loc, scheme=scheme, is_global=True)
-        if not d.params and not _is_prim(scheme.type):
+        if not d.params and not d.tparams and _contains_array(scheme.type):
             info.aliases = frozenset({f"global:{d.name}"})
 
     def _check_entry(self, d: S.ValDecl, s: Scheme) -> None:
+        # Point-free entries (`entry add = map2 (+)`) take the arrow's parameters.
         t = s.type
-        for _ in d.params:
-            assert isinstance(t, Arrow)
+        while isinstance(t, Arrow):
             if _is_higher_order(t.param):
                 raise self.err(f'Entry point "{d.name}" may not be higher-order.', d.loc)
             t = t.ret
@@ -1046,6 +1096,23 @@ def _alias_by_uniqueness(t: Type, everything: frozenset) -> Alias:
         case Record(fs):
             return NO_ALIAS if all(_is_unique(x) or _is_prim(x) for _, x in fs) else everything
     return everything
+
+
+def _remove_alias(a: Alias, uids: frozenset) -> Alias:
+    if isinstance(a, tuple):
+        return tuple(_remove_alias(x, uids) for x in a)
+    return a - uids
+
+
+def _contains_array(t: Type) -> bool:
+    match t:
+        case Array():
+            return True
+        case Tuple(es):
+            return any(_contains_array(x) for x in es)
+        case Record(fs):
+            return any(_contains_array(x) for _, x in fs)
+    return False
 
 
 def _merge_alias(a: Alias, b: Alias) -> Alias:
@@ -1167,6 +1234,29 @@ def _pattern_as_expr(p: S.Pat) -> S.Expr:
         case S.PAscribe(inner, _, _):
             return _pattern_as_expr(inner)
     raise CompileError("a loop without an initial value needs named parameters", p.loc)
+
+
+def _pattern_components(p: S.Pat) -> list[set[str]]:
+    """The variable names of each top-level component of a tuple pattern."""
+    match p:
+        case S.PAscribe(inner, _, _):
+            return _pattern_components(inner)
+        case S.PTuple(elems, _) if len(elems) != 1:
+            return [_pattern_names(x) for x in elems]
+    return [_pattern_names(p)]
+
+
+def _pattern_names(p: S.Pat) -> set[str]:
+    match p:
+        case S.PId(name, _):
+            return {name}
+        case S.PAscribe(inner, _, _):
+            return _pattern_names(inner)
+        case S.PTuple(elems, _):
+            return set().union(*(_pattern_names(x) for x in elems)) if elems else set()
+        case S.PRecord(fields, _):
+            return set().union(*(_pattern_names(x) for _, x in fields)) if fields else set()
+    return set()
 
 
 def _param_name(p: S.Pat) -> str | None:

@@ -92,7 +92,7 @@ def test_local_function_and_polymorphism():
         ("def main (xs: []i32) = scatter xs [0] [1]", 'Consuming "xs"', "t.fut:1:"),
         ("def f (xs: *[]i32) = xs\ndef main (xs: *[]i32) = (f xs, xs)", 'Using "xs"', "t.fut:2:"),
         ("entry main 't (x: t) = x", "Entry point", "t.fut:1:"),
-        ("entry main (x: i32) = \\(y: i32) -> x + y", "higher-order", "t.fut:1:"),
+        ("entry main (f: i32 -> i32) = f 1", "higher-order", "t.fut:1:"),
     ],
 )
 def test_rejected(src, message, where):
