@@ -32,6 +32,7 @@ from futgen.data.values import DataScanner, Value, format_value, load_file
 from futgen.errors import DataError, FutgenError
 
 _BLOCK_START = "-- =="
+_GEN_VALUE = re.compile(r"(?:\[\s*\w*\s*\]\s*)*[^\s\[\]]+")
 _TAG = re.compile(r"[A-Za-z0-9_-]+")
 _RESERVED = {"input", "structure", "warning:", "entry:", "error:", "property:", "output", "auto"}
 
@@ -59,6 +60,7 @@ class Values:
     kind: str  # "inline" | "file" | "random" | "script" | "script_file"
     values: list[Value] = field(default_factory=list)
     path: str | None = None  # resolved file path for "file" / "script_file"
+    gen: list[str] = field(default_factory=list)  # "random": `[100]i32`, `3i64`, ...
     source: str = ""  # the text as written: file name, random types, script
 
     def load(self) -> list[Value]:
@@ -248,7 +250,9 @@ class _BlockParser:
 
     def run(self, index: int, name: str | None, tags: tuple[str, ...], line: int) -> TestRun:
         if "random" in tags:
-            inp = Values("random", source=" ".join(self.words_in_braces("random input")))
+            raw = self.balanced_braces("random input")
+            gen = [re.sub(r"\s+", "", g) for g in _GEN_VALUE.findall(raw)]
+            inp = Values("random", gen=gen, source=" ".join(gen))
         elif "script" in tags:
             inp = self.script_values()
         else:
