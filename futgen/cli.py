@@ -114,7 +114,7 @@ def _test(args: argparse.Namespace) -> int:
         DEFAULT_EXCLUDE,
         TestOptions,
         get_backend,
-        test_command,
+        run_test_command,
     )
 
     get_backend(args.backend)  # unknown backends fail before any work
@@ -126,7 +126,7 @@ def _test(args: argparse.Namespace) -> int:
     )
     if args.tolerance is not None:
         options.tolerance = args.tolerance
-    return test_command(args.paths, options, args.report_json, progress=not args.no_progress)
+    return run_test_command(args.paths, options, args.report_json, progress=not args.no_progress)
 
 
 if __name__ == "__main__":

@@ -463,7 +463,7 @@ def report_json(results: list[FileResult], options: TestOptions) -> dict[str, An
     return {"backend": options.backend, "summary": summary, "files": files}
 
 
-def test_command(
+def run_test_command(
     paths: list[str], options: TestOptions, report_path: str | None = None, progress: bool = True
 ) -> int:
     """`futgen test`: run, print failures and a summary line; the exit status."""
