@@ -81,7 +81,11 @@ class InterpreterBackend:
 
     def compile(self, path: str) -> CompiledProgram:
         from futgen.frontend import load
-        from futgen.interp import Interpreter
+
+        try:
+            from futgen.interp import Interpreter
+        except ImportError:  # the package may not re-export it
+            from futgen.interp.interpreter import Interpreter
 
         return Interpreter(load(path))
 
