@@ -381,7 +381,7 @@ def mad_hi(a: Val, b: Val, c: Val) -> Val:
 def _scipy_or_math(name: str) -> Callable[[Val], Val]:
     """A special function from scipy if present, else math's, vectorised."""
     try:
-        import scipy.special as sp  # noqa: PLC0415
+        import scipy.special as sp
 
         fn = {"gamma": sp.gamma, "lgamma": sp.gammaln, "erf": sp.erf, "erfc": sp.erfc}[name]
     except ImportError:  # pragma: no cover

@@ -1,0 +1,675 @@
+"""The reference interpreter: runs the type-checked source AST.
+
+It is the oracle later compiler passes are checked against, so it follows
+Futhark's semantics exactly (see prims.py), and it is fast enough for real
+test inputs because SOACs with scalar functions run vectorised
+(vectorize.py).
+
+Environments are plain dicts (name -> value).  Two hidden keys travel with
+them: GLOBALS, the table of top-level definitions visible at that point,
+and, in vectorised code, LANES/NLANES (see vectorize.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from futgen.errors import DataError, FutharkError, Loc, source_line
+from futgen.frontend import syntax as S
+from futgen.frontend import types as T
+from futgen.interp import values as V
+from futgen.interp.functions import Closure, FunVal, PyFun
+from futgen.interp.prims import BINOPS, scalar
+
+GLOBALS = "\0globals"
+_MISSING = object()
+
+
+@dataclass
+class EntryPoint:
+    name: str
+    param_types: list[T.Type]
+    result_types: list[T.Type]
+
+
+class _Lazy:
+    """A top-level constant, evaluated on first use."""
+
+    __slots__ = ("busy", "decl", "genv", "value")
+
+    def __init__(self, decl: S.ValDecl, genv: dict):
+        self.decl = decl
+        self.genv = genv
+        self.value: Any = _MISSING
+        self.busy = False
+
+
+def prim_name(t: Any) -> str | None:
+    return t.name if isinstance(t, T.Scalar) else None
+
+
+class Interpreter:
+    """Evaluates a checked Program; see the module docstring."""
+
+    def __init__(self, program: S.Program):
+        from futgen.interp.builtins import BUILTINS
+        from futgen.interp.vectorize import Vectorizer
+
+        self.program = program
+        self.builtins = BUILTINS
+        self.vec = Vectorizer(self)
+        self._entries: dict[str, tuple[S.ValDecl, dict]] = {}
+        self._dispatch = {
+            cls: getattr(self, "_eval_" + cls.__name__)
+            for cls in (S.Literal, S.Var, S.TupleExp, S.RecordExp, S.ArrayLit, S.Range,
+                        S.Project, S.Index, S.BinOp, S.UnOp, S.Apply, S.Lambda, S.OpSection,
+                        S.LeftSection, S.RightSection, S.ProjectSection, S.If, S.LetPat,
+                        S.LetFun, S.Update, S.RecordUpdate, S.Loop, S.Ascribe, S.Coerce)
+        }
+        genv: dict = {}
+        for d in program.decls:
+            if not isinstance(d, S.ValDecl):
+                continue
+            genv = dict(genv)
+            if d.params:
+                sizes = tuple(p.name for p in d.tparams if isinstance(p, S.SizeParam))
+                genv[d.name] = Closure(d.params, d.body, {GLOBALS: genv}, (), sizes, d.name)
+            else:
+                genv[d.name] = _Lazy(d, genv)
+            genv[d.name + "\0decl"] = d
+            if d.entry:
+                self._entries[d.name] = (d, genv)
+
+    # ------------------------------------------------------------ entries
+
+    def entry_points(self) -> dict[str, EntryPoint]:
+        out = {}
+        for name, (d, _) in self._entries.items():
+            rt = d.body.ty
+            results = list(rt.elems) if isinstance(rt, T.Tuple) and rt.elems else [rt]
+            out[name] = EntryPoint(name, [p.ty for p in d.params], results)
+        return out
+
+    def call(self, name: str, args: list) -> list:
+        """Run entry point `name` on `args`, returning its list of results."""
+        if name not in self._entries:
+            raise DataError(f"no entry point {name}")
+        d, genv = self._entries[name]
+        if len(args) != len(d.params):
+            raise DataError(f"entry {name}: expected {len(d.params)} arguments, "
+                            f"given {len(args)}")
+        args = [self._check_arg(name, i, p.ty, a) for i, (p, a) in enumerate(zip(d.params, args))]
+        self._check_sizes(name, [p.ty for p in d.params], args)
+        with np.errstate(all="ignore"):
+            if d.params:
+                result = self.apply(genv[d.name], *args)
+            else:
+                result = self._force(genv[d.name])
+        ep = self.entry_points()[name]
+        if len(ep.result_types) > 1 or (isinstance(d.body.ty, T.Tuple) and not d.body.ty.elems):
+            return list(result) if len(ep.result_types) > 1 else [result]
+        return [result]
+
+    def _check_arg(self, name: str, i: int, t: T.Type, a: Any) -> Any:
+        if isinstance(t, T.Scalar) and isinstance(a, bool | int | float) and \
+                not isinstance(a, np.generic):
+            if (t.name == "bool") == isinstance(a, bool):
+                a = scalar(t.name, a) if isinstance(a, int) else t.dtype.type(a)
+        if not V.matches_type(a, t):
+            raise DataError(f"entry {name}: argument {i + 1} has type {V.type_string(a)}, "
+                            f"expected {V.type_str(t)}")
+        return V.copy(a) if _unique(t) else a
+
+    def _check_sizes(self, name: str, ts: list[T.Type], args: list) -> None:
+        seen: dict[str, int] = {}
+        for i, (t, a) in enumerate(zip(ts, args)):
+            for dname, n in _size_bindings(t, a):
+                if dname in seen and seen[dname] != n:
+                    raise DataError(f"entry {name}: argument {i + 1} has size {n} for "
+                                    f"\"{dname}\", but an earlier argument gives {seen[dname]}")
+                seen.setdefault(dname, n)
+
+    # ------------------------------------------------------- application
+
+    def apply(self, f: Any, *args: Any) -> Any:
+        for a in args:
+            f = f.apply(self, a)
+        return f
+
+    def enter(self, c: Closure, args: tuple) -> Any:
+        """Run a closure's body with all its parameters bound."""
+        env = dict(c.env)
+        for p, a in zip(c.params, args):
+            self.bind(p, a, env)
+        if c.sizes:
+            for p, a in zip(c.params, args):
+                for n, v in _size_bindings(p.ty, a):
+                    if n in c.sizes:
+                        env[n] = np.int64(v)
+        rest = args[len(c.params):]
+        r = self.eval(c.body, env)
+        return self.apply(r, *rest) if rest else r
+
+    def bind(self, p: S.Pat, v: Any, env: dict) -> None:
+        """Bind pattern `p` to value `v` in `env` (mutated)."""
+        if isinstance(p, S.PId):
+            env[p.name] = v
+        elif isinstance(p, S.PTuple):
+            if p.elems:
+                vs = list(v.values()) if isinstance(v, dict) else v
+                for q, x in zip(p.elems, vs):
+                    self.bind(q, x, env)
+        elif isinstance(p, S.PRecord):
+            for f, q in p.fields:
+                self.bind(q, v[int(f)] if isinstance(v, tuple) else v[f], env)
+        elif isinstance(p, S.PAscribe):
+            self.bind(p.pat, v, env)
+
+    # -------------------------------------------------------- evaluation
+
+    def eval(self, e: S.Expr, env: dict) -> Any:
+        return self._dispatch[type(e)](e, env)
+
+    def lookup(self, name: str, env: dict) -> Any:
+        v = env.get(name, _MISSING)
+        if v is _MISSING:
+            v = env[GLOBALS].get(name, _MISSING) if GLOBALS in env else _MISSING
+            if isinstance(v, _Lazy):
+                v = self._force(v)
+        return v
+
+    def _force(self, lz: _Lazy) -> Any:
+        if lz.value is _MISSING:
+            with np.errstate(all="ignore"):
+                lz.value = self.eval(lz.decl.body, {GLOBALS: lz.genv})
+        return lz.value
+
+    def size_of(self, d: T.Dim, env: dict) -> int:
+        """The run-time value of a size in a type (0 if unknown)."""
+        if isinstance(d, T.SizeConst):
+            return d.value
+        if isinstance(d, T.SizeVar):
+            v = self.lookup(d.name, env)
+            if isinstance(v, np.integer | int):
+                return int(v)
+        return 0
+
+    def sizer(self, env: dict) -> Any:
+        return lambda d: self.size_of(d, env)
+
+    def _eval_Literal(self, e: S.Literal, env: dict) -> Any:
+        v = e.__dict__.get("_value")
+        if v is None:
+            t = prim_name(e.ty) or ("bool" if e.kind == "bool" else
+                                    e.suffix or ("i32" if e.kind == "int" else "f64"))
+            v = scalar(t, e.value) if t not in ("f16", "f32", "f64") else \
+                T.PRIM_DTYPES[t].type(e.value)
+            e.__dict__["_value"] = v
+        return v
+
+    def _eval_Var(self, e: S.Var, env: dict) -> Any:
+        if not e.qual:
+            v = self.lookup(e.name, env)
+            if v is not _MISSING:
+                return v
+        return self.builtin(e.full_name, e.ty, env, e.loc)
+
+    def builtin(self, name: str, ty: Any, env: dict, loc: Loc | None) -> Any:
+        b = self.builtins.get(name)
+        if b is None:
+            raise FutharkError(f"unknown name {name}", loc)
+        arity, fn, elementwise = b
+        f = PyFun(name, arity, fn, (), ty, env, loc, elementwise)
+        return fn(_const_call(self, f)) if arity == 0 else f
+
+    def _eval_TupleExp(self, e: S.TupleExp, env: dict) -> Any:
+        return tuple(self.eval(x, env) for x in e.elems)
+
+    def _eval_RecordExp(self, e: S.RecordExp, env: dict) -> Any:
+        r = {f: self.eval(x, env) for f, x in e.fields}
+        if T.is_tuple_record(tuple((f, None) for f in r)):
+            return tuple(r[str(i)] for i in range(len(r)))
+        return r
+
+    def _eval_ArrayLit(self, e: S.ArrayLit, env: dict) -> Any:
+        elems = [self.eval(x, env) for x in e.elems]
+        if elems:
+            shapes = {V.shape_of(x) for x in elems if V.is_array(x)}
+            if len(shapes) > 1:
+                raise FutharkError("Cannot create array with elements of different shapes.",
+                                   e.loc)
+        rt = T.row_type(e.ty) if isinstance(e.ty, T.Array) else None
+        return V.stack(elems, rt, self.sizer(env))
+
+    def _eval_Range(self, e: S.Range, env: dict) -> Any:
+        start = self.eval(e.start, env)
+        second = self.eval(e.second, env) if e.second is not None else None
+        end = self.eval(e.end, env)
+        return make_range(start, second, end, e.kind, e.loc)
+
+    def _eval_Project(self, e: S.Project, env: dict) -> Any:
+        return project(self.eval(e.expr, env), e.field)
+
+    def _eval_Index(self, e: S.Index, env: dict) -> Any:
+        arr = self.eval(e.expr, env)
+        idx = [self._eval_dimindex(i, env) for i in e.indices]
+        return index_value(arr, idx, e.loc)
+
+    def _eval_dimindex(self, i: S.DimIndex, env: dict) -> Any:
+        if isinstance(i, S.IdxFix):
+            return int(self.eval(i.index, env))
+        return tuple(None if x is None else int(self.eval(x, env))
+                     for x in (i.start, i.end, i.stride))
+
+    def _eval_BinOp(self, e: S.BinOp, env: dict) -> Any:
+        op = e.op
+        if op == "&&":
+            return np.bool_(False) if not self.eval(e.lhs, env) else self.eval(e.rhs, env)
+        if op == "||":
+            return np.bool_(True) if self.eval(e.lhs, env) else self.eval(e.rhs, env)
+        x = self.eval(e.lhs, env)
+        y = self.eval(e.rhs, env)
+        if op == "|>":
+            return y.apply(self, x)
+        if op == "<|":
+            return x.apply(self, y)
+        user = self.lookup(op, env)
+        if user is not _MISSING:
+            return self.apply(user, x, y)
+        return prim_binop(op, x, y, e.lhs.ty)
+
+    def _eval_UnOp(self, e: S.UnOp, env: dict) -> Any:
+        x = self.eval(e.expr, env)
+        return unop(e.op, x)
+
+    def _eval_Apply(self, e: S.Apply, env: dict) -> Any:
+        f = self.eval(e.fn, env)
+        for a in e.args:
+            f = f.apply(self, self.eval(a, env))
+        return f
+
+    def _eval_Lambda(self, e: S.Lambda, env: dict) -> Any:
+        return Closure(e.params, e.body, env)
+
+    def _eval_OpSection(self, e: S.OpSection, env: dict) -> Any:
+        return self.op_function(e.op, e.ty, env, e.loc)
+
+    def op_function(self, op: str, ty: Any, env: dict, loc: Loc | None) -> FunVal:
+        """The curried function of a binary operator, user-defined or built in."""
+        user = self.lookup(op, env)
+        if user is not _MISSING:
+            return user
+        return prim_op_fun(op, ty, loc)
+
+    def _eval_LeftSection(self, e: S.LeftSection, env: dict) -> Any:
+        x = self.eval(e.arg, env)
+        f = self.op_function(e.op, _arrow_of_section(e.ty, e.arg.ty, True), env, e.loc)
+        return f.apply(self, x)
+
+    def _eval_RightSection(self, e: S.RightSection, env: dict) -> Any:
+        y = self.eval(e.arg, env)
+        f = self.op_function(e.op, _arrow_of_section(e.ty, e.arg.ty, False), env, e.loc)
+        return PyFun(f"({e.op} _)", 1, lambda c, x: c.apply(f, x, y),
+                     elementwise=isinstance(f, PyFun) and f.elementwise and
+                     not V.is_array(y) and not isinstance(y, tuple | dict),
+                     args=(), ty=e.ty, env=env, loc=e.loc)
+
+    def _eval_ProjectSection(self, e: S.ProjectSection, env: dict) -> Any:
+        fields = e.fields
+
+        def proj(_c: Any, v: Any) -> Any:
+            for f in fields:
+                v = project(v, f)
+            return v
+
+        return PyFun("(." + ".".join(fields) + ")", 1, proj, ty=e.ty, env=env, loc=e.loc)
+
+    def _eval_If(self, e: S.If, env: dict) -> Any:
+        return self.eval(e.then if self.eval(e.cond, env) else e.els, env)
+
+    def _eval_LetPat(self, e: S.LetPat, env: dict) -> Any:
+        v = self.eval(e.value, env)
+        env = dict(env)
+        self.bind(e.pat, v, env)
+        if e.sizes:
+            for n, s in _size_bindings(e.pat.ty, v):
+                if n in e.sizes:
+                    env[n] = np.int64(s)
+        return self.eval(e.body, env)
+
+    def _eval_LetFun(self, e: S.LetFun, env: dict) -> Any:
+        sizes = tuple(p.name for p in e.tparams if isinstance(p, S.SizeParam))
+        env = dict(env)
+        if e.params:
+            env[e.name] = Closure(e.params, e.value, env, (), sizes, e.name)
+        else:
+            env[e.name] = self.eval(e.value, env)
+        return self.eval(e.body, env)
+
+    def _eval_Update(self, e: S.Update, env: dict) -> Any:
+        arr = self.eval(e.src, env)
+        idx = [self._eval_dimindex(i, env) for i in e.indices]
+        v = self.eval(e.value, env)
+        return update_value(arr, idx, v, e.loc)
+
+    def _eval_RecordUpdate(self, e: S.RecordUpdate, env: dict) -> Any:
+        r = self.eval(e.src, env)
+        v = self.eval(e.value, env)
+        return record_update(r, e.fields, v)
+
+    def _eval_Loop(self, e: S.Loop, env: dict) -> Any:
+        if e.init is not None:
+            acc = self.eval(e.init, env)
+        else:
+            acc = self.pattern_value(e.pat, env)
+        form = e.form
+        if isinstance(form, S.ForLoop):
+            bound = self.eval(form.bound, env)
+            it = bound.dtype.type
+            for i in range(max(int(bound), 0)):
+                acc = self._loop_body(e, acc, env, form.var, it(i))
+        elif isinstance(form, S.ForInLoop):
+            xs = self.eval(form.array, env)
+            for row in V.rows(xs):
+                env2 = dict(env)
+                self.bind(form.pat, row, env2)
+                acc = self._loop_body(e, acc, env2, None, None)
+        else:
+            while True:
+                env2 = dict(env)
+                self._bind_loop(e, acc, env2)
+                if not self.eval(form.cond, env2):
+                    break
+                acc = self.eval(e.body, env2)
+        return acc
+
+    def _bind_loop(self, e: S.Loop, acc: Any, env: dict) -> None:
+        self.bind(e.pat, acc, env)
+        if e.sizes:
+            for n, s in _size_bindings(e.pat.ty, acc):
+                if n in e.sizes:
+                    env[n] = np.int64(s)
+
+    def _loop_body(self, e: S.Loop, acc: Any, env: dict, var: str | None, i: Any) -> Any:
+        env2 = dict(env)
+        if var is not None:
+            env2[var] = i
+        self._bind_loop(e, acc, env2)
+        return self.eval(e.body, env2)
+
+    def pattern_value(self, p: S.Pat, env: dict) -> Any:
+        """The value a pattern's names currently have (for `loop p for ...`)."""
+        if isinstance(p, S.PId):
+            return self.lookup(p.name, env)
+        if isinstance(p, S.PTuple):
+            return tuple(self.pattern_value(q, env) for q in p.elems)
+        if isinstance(p, S.PRecord):
+            return {f: self.pattern_value(q, env) for f, q in p.fields}
+        if isinstance(p, S.PAscribe):
+            return self.pattern_value(p.pat, env)
+        raise FutharkError("loop pattern without initial value", p.loc)
+
+    def _eval_Ascribe(self, e: S.Ascribe, env: dict) -> Any:
+        return self.eval(e.expr, env)
+
+    def _eval_Coerce(self, e: S.Coerce, env: dict) -> Any:
+        v = self.eval(e.expr, env)
+        check_coercion(v, e.ty, self.sizer(env), e.loc)
+        return v
+
+
+# ------------------------------------------------------------ value helpers
+
+
+def _unique(t: T.Type) -> bool:
+    if isinstance(t, T.Array):
+        return t.unique
+    if isinstance(t, T.Tuple):
+        return any(_unique(x) for x in t.elems)
+    if isinstance(t, T.Record):
+        return any(_unique(x) for _, x in t.fields)
+    return False
+
+
+def _size_bindings(t: Any, v: Any) -> list[tuple[str, int]]:
+    """(size name, value) pairs from matching a type's SizeVars with a value."""
+    out: list[tuple[str, int]] = []
+    if isinstance(t, T.Array) and V.is_array(v):
+        shape = _full_shape(v)
+        for d, n in zip(t.shape, shape):
+            if isinstance(d, T.SizeVar):
+                out.append((d.name, n))
+        if not isinstance(t.elem, T.Scalar) and isinstance(v, V.StructArray):
+            out += _size_bindings(t.elem, V.index_all(v))
+    elif isinstance(t, T.Tuple) and isinstance(v, tuple):
+        for x, y in zip(t.elems, v):
+            out += _size_bindings(x, y)
+    elif isinstance(t, T.Record) and isinstance(v, dict):
+        for f, x in t.fields:
+            if f in v:
+                out += _size_bindings(x, v[f])
+    return out
+
+
+def _full_shape(v: Any) -> tuple[int, ...]:
+    return tuple(v.shape)
+
+
+def project(v: Any, field: str) -> Any:
+    if isinstance(v, tuple):
+        return v[int(field)]
+    return v[field]
+
+
+def record_update(r: Any, fields: list[str], v: Any) -> Any:
+    if not fields:
+        return v
+    f = fields[0]
+    if isinstance(r, tuple):
+        i = int(f)
+        return r[:i] + (record_update(r[i], fields[1:], v),) + r[i + 1:]
+    out = dict(r)
+    out[f] = record_update(r[f], fields[1:], v)
+    return out
+
+
+def unop(op: str, x: Any) -> Any:
+    if op == "!":
+        return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+    return np.negative(x)
+
+
+def prim_binop(op: str, x: Any, y: Any, ty: Any) -> Any:
+    """A built-in operator applied to two values of (checked) type `ty`."""
+    t = prim_name(ty)
+    if t is None:
+        if op in ("==", "!="):
+            eq = V.equal(x, y)
+            return np.bool_(eq if op == "==" else not eq)
+        t = T.DTYPE_PRIMS[np.asarray(x).dtype]
+    return BINOPS[op].evaluator(t)(x, y)
+
+
+def prim_op_fun(op: str, ty: Any, loc: Loc | None) -> PyFun:
+    """`(op)` for a built-in operator as a curried, elementwise function."""
+    t = ty.param if isinstance(ty, T.Arrow) else None
+    pt = prim_name(t)
+
+    def run(_c: Any, x: Any, y: Any) -> Any:
+        return prim_binop(op, x, y, t if pt else None)
+
+    return PyFun(f"({op})", 2, run, ty=ty, loc=loc, elementwise=True)
+
+
+def _arrow_of_section(sec_ty: Any, arg_ty: Any, left: bool) -> Any:
+    if isinstance(sec_ty, T.Arrow):
+        return T.Arrow(None, arg_ty, sec_ty) if left else T.Arrow(None, sec_ty.param,
+                                                                 T.Arrow(None, arg_ty,
+                                                                         sec_ty.ret))
+    return None
+
+
+def _const_call(interp: Interpreter, f: PyFun) -> Any:
+    from futgen.interp.functions import Call
+
+    return Call(interp, f)
+
+
+# --------------------------------------------------------------- indexing
+
+
+def _fmt_index(i: Any) -> str:
+    if isinstance(i, tuple):
+        start, end, stride = i
+        s = "" if start is None else str(start)
+        if stride is not None:
+            return f"{s}:{'' if end is None else end}:{stride}"
+        if end is not None:
+            return f"{s}:{end}"
+        return f"{s}:"
+    return str(i)
+
+
+def oob_message(idx: list, shape: tuple[int, ...]) -> str:
+    return (f"Index [{', '.join(_fmt_index(i) for i in idx)}] out of bounds for array of shape "
+            + "".join(f"[{n}]" for n in shape) + ".")
+
+
+def slice_indices(start: int | None, end: int | None, stride: int | None,
+                  n: int) -> slice | None:
+    """The Python slice for Futhark's `start:end:stride` on length n, or None if invalid."""
+    if start is not None:
+        s, e, st = start, (n if end is None else end), (1 if stride is None else stride)
+    elif end is not None:
+        s, e, st = 0, end, (1 if stride is None else stride)
+    elif stride is not None:
+        st = stride
+        s, e = (0, n) if st > 0 else (n - 1, -1)
+    else:
+        s, e, st = 0, n, 1
+    if st == 0:
+        return None
+    sgn = 1 if e - s >= 0 else -1
+    if e != s and sgn != (1 if st > 0 else -1):
+        return None
+    count = 0 if e == s else (abs(e - s) + abs(st) - 1) // abs(st)
+    if count > 0:
+        last = s + (count - 1) * st
+        if not (0 <= s < n and 0 <= last < n):
+            return None
+    if count == 0:
+        return slice(0, 0, 1)
+    stop = s + count * st
+    return slice(s, None if stop < 0 else stop, st)
+
+
+def _key(arr: Any, idx: list, loc: Loc | None) -> tuple:
+    shape = V.shape_of(arr)
+    if len(idx) > len(shape):
+        raise FutharkError(oob_message(idx, shape), loc)
+    key = []
+    for i, n in zip(idx, shape):
+        if isinstance(i, tuple):
+            sl = slice_indices(*i, n)
+            if sl is None:
+                raise FutharkError(oob_message(idx, shape), loc)
+            key.append(sl)
+        else:
+            if not 0 <= i < n:
+                raise FutharkError(oob_message(idx, shape), loc)
+            key.append(i)
+    return tuple(key)
+
+
+def index_value(arr: Any, idx: list, loc: Loc | None) -> Any:
+    """`arr[idx]` with Futhark's bounds checks; idx items are ints or slice triples."""
+    return V.apply_key(arr, _key(arr, idx, loc))
+
+
+def update_value(arr: Any, idx: list, v: Any, loc: Loc | None) -> Any:
+    """`arr with [idx] = v`, in place (the checker made `arr` unique)."""
+    key = _key(arr, idx, loc)
+    if any(not leaf.flags.writeable for leaf in V.leaves(arr)):
+        arr = V.copy(arr)
+    _assign(arr, key, v, loc, idx)
+    return arr
+
+
+def _assign(arr: Any, key: tuple, v: Any, loc: Loc | None, idx: list) -> None:
+    if isinstance(arr, np.ndarray):
+        target_shape = arr[key].shape
+        vshape = np.shape(v)
+        if tuple(vshape) != tuple(target_shape):
+            raise FutharkError(oob_message(idx, arr.shape), loc)
+        arr[key] = v
+        return
+    vs = V.fields_of(v.fields) if isinstance(v, V.StructArray) else V.fields_of(v)
+    for f, x in zip(V.fields_of(arr.fields), vs):
+        _assign(f, key, x, loc, idx)
+
+
+def make_range(start: Any, second: Any, end: Any, kind: str, loc: Loc | None) -> np.ndarray:
+    """`start..second...end` and friends, with Futhark's validity rules."""
+    dt = np.asarray(start).dtype
+    s, e = int(start), int(end)
+    sec = None if second is None else int(second)
+    if kind == "..>":
+        end_adj, step = e + 1, (-1 if sec is None else sec - s)
+        ok = s >= e and (sec is None or sec < s)
+    elif kind == "...":
+        end_adj, step = e, (1 if sec is None else sec - s)
+        if sec is None or sec > s:
+            ok = s <= e
+        else:
+            ok = s >= e and sec != s
+    else:
+        end_adj, step = e - 1, (1 if sec is None else sec - s)
+        ok = s <= e and (sec is None or sec > s)
+    if not ok:
+        mid = "" if sec is None else f"..{sec}"
+        raise FutharkError(f"Range {s}{mid}{kind}{e} is invalid.", loc)
+    stop = end_adj + (1 if step > 0 else -1)
+    return np.arange(s, stop, step, dtype=np.int64).astype(dt)
+
+
+def check_coercion(v: Any, t: Any, size_of: Any, loc: Loc | None) -> None:
+    """`e :> t`: the value's shape must match the sizes known in `t`."""
+    if not isinstance(t, T.Array) or not V.is_array(v):
+        return
+    shape = V.shape_of(v)
+    want = []
+    ok = True
+    for d, n in zip(t.shape, shape):
+        if isinstance(d, T.SizeConst) or (isinstance(d, T.SizeVar) and size_of(d) != 0) or \
+                (isinstance(d, T.SizeVar) and n == 0):
+            w = size_of(d)
+            want.append(str(w))
+            ok = ok and w == n
+        else:
+            want.append(str(n))
+    if not ok:
+        tstr = "".join(f"[{w}]" for w in want) + V.type_str(t.elem)
+        have = "".join(f"[{n}]" for n in shape)
+        raise FutharkError(f"Value of shape \"{have}\" cannot match shape of type \"{t}\" "
+                           f"(\"{tstr}\")", loc)
+
+
+def assert_text(loc: Loc | None) -> str:
+    """The source text of an assertion's condition, for its error message."""
+    if loc is None:
+        return "assertion"
+    line = source_line(loc.file, loc.line)
+    if line is None:
+        return f"assertion at {loc}"
+    rest = line[loc.col - 1:]
+    if rest.startswith("("):
+        depth = 0
+        for j, ch in enumerate(rest):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                return rest[1:j].strip()
+    return rest.split()[0] if rest.split() else rest
