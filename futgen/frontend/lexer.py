@@ -154,7 +154,11 @@ def _radix_literal(kind: str, text: str) -> tuple[str, Any]:
     if kind == "hexfloat":
         if body[-3:] in FLOAT_SUFFIXES:
             body, suffix = body[:-3], body[-3:]
-        return "floatlit", (float.fromhex(body.replace("_", "")), suffix)
+        try:
+            value = float.fromhex(body.replace("_", ""))
+        except OverflowError:
+            value = float("inf")
+        return "floatlit", (value, suffix)
     body, suffix = _split_int_suffix(text)
     digits = body[2:].replace("_", "")
     if kind == "hex":
@@ -270,6 +274,12 @@ def tokenize(text: str, file: str) -> list[Token]:
                 assert m2 is not None
                 end = m2.end()
                 tok_text = m2.group()
+            elif "." in tok_text or "e" in tok_text or "E" in tok_text:
+                # An integer suffix ends only an integer: `1e3i32` is `1e3` `i32`.
+                body, sfx = _split_int_suffix(tok_text)
+                if sfx is not None:
+                    end -= len(sfx)
+                    tok_text = body
             lk, value = _decimal_literal(tok_text)
             append(Token(lk, tok_text, value, line, col))
         elif kind == "qualop":

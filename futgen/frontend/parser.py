@@ -946,7 +946,7 @@ class Parser:
             return S.Literal(tok.value, "int", None, loc=loc)
         if k == "string":
             self.advance()
-            data = tok.value.encode("utf-8")
+            data = tok.value.encode("utf-8", "surrogatepass")
             return S.ArrayLit(
                 [S.Literal(b, "int", "u8", loc=loc) for b in data], loc=loc
             )

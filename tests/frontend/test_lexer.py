@@ -48,6 +48,11 @@ def test_float_never_directly_after_dot() -> None:
     assert kinds("x 0.1") == ["id", "floatlit"]
 
 
+def test_integer_suffix_only_ends_an_integer() -> None:
+    assert kinds("1e3i32") == ["floatlit", "id"]
+    assert kinds("1.5u8") == ["floatlit", "id"]
+
+
 def test_range_after_integer_is_not_a_float() -> None:
     assert kinds("1..<n") == ["nat", "..<", "id"]
     assert kinds("0...9") == ["nat", "...", "nat"]
