@@ -283,7 +283,9 @@ def tokenize(text: str, file: str) -> list[Token]:
             try:
                 lk, value = _decimal_literal(tok_text)
             except ValueError:  # Python refuses to convert huge decimals
-                raise CompileError("numeric literal too long", Loc(file, line, col)) from None
+                raise CompileError(
+                    "numeric literal too long", Loc(file, line, col)
+                ) from None
             append(Token(lk, tok_text, value, line, col))
         elif kind == "qualop":
             *qual, name = _split_qualop(tok_text)
