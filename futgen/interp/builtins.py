@@ -595,3 +595,31 @@ def _module(t: str) -> None:
 
 for _t in T.PRIMS:
     _module(_t)
+
+
+@builtin(">->", 3)
+def _compose_fwd(c: Any, f: Any, g: Any, x: Any) -> Any:
+    return c.apply(g, c.apply(f, x))
+
+
+@builtin("<-<", 3)
+def _compose_bwd(c: Any, g: Any, f: Any, x: Any) -> Any:
+    return c.apply(g, c.apply(f, x))
+
+
+@builtin("rep", 1)
+def _rep(c: Any, x: Any) -> Any:
+    rt = c.ret_type()
+    n = c.size_of(rt.shape[0]) if isinstance(rt, T.Array) else 0
+    return V.replicate(n, x)
+
+
+@builtin("partition2", 3)
+def _partition2(c: Any, p1: Any, p2: Any, xs: Any) -> Any:
+    m1 = c.interp.vec.predicate(p1, xs)
+    rest = np.nonzero(~m1)[0]
+    m2 = np.zeros_like(m1)
+    if len(rest):
+        m2[rest] = c.interp.vec.predicate(p2, V.apply_key(xs, (rest,)))
+    pick = [np.nonzero(m1)[0], np.nonzero(m2)[0], np.nonzero(~m1 & ~m2)[0]]
+    return tuple(V.copy(V.apply_key(xs, (i,))) for i in pick)

@@ -115,9 +115,8 @@ class Interpreter:
 
     def _check_arg(self, name: str, i: int, t: T.Type, a: Any) -> Any:
         if isinstance(t, T.Scalar) and isinstance(a, bool | int | float) and \
-                not isinstance(a, np.generic):
-            if (t.name == "bool") == isinstance(a, bool):
-                a = scalar(t.name, a) if isinstance(a, int) else t.dtype.type(a)
+                not isinstance(a, np.generic) and (t.name == "bool") == isinstance(a, bool):
+            a = scalar(t.name, a) if isinstance(a, int) else t.dtype.type(a)
         if not V.matches_type(a, t):
             raise DataError(f"entry {name}: argument {i + 1} has type {V.type_string(a)}, "
                             f"expected {V.type_str(t)}")
@@ -279,6 +278,8 @@ class Interpreter:
         user = self.lookup(op, env)
         if user is not _MISSING:
             return self.apply(user, x, y)
+        if op not in BINOPS:
+            return self.apply(self.builtin(op, None, env, e.loc), x, y)
         return prim_binop(op, x, y, e.lhs.ty)
 
     def _eval_UnOp(self, e: S.UnOp, env: dict) -> Any:
@@ -302,6 +303,8 @@ class Interpreter:
         user = self.lookup(op, env)
         if user is not _MISSING:
             return user
+        if op not in BINOPS:
+            return self.builtin(op, ty, env, loc)
         return prim_op_fun(op, ty, loc)
 
     def _eval_LeftSection(self, e: S.LeftSection, env: dict) -> Any:

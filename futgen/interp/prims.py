@@ -320,7 +320,10 @@ def from_bits(x: Val, to: str) -> Val:
 
 
 def popc(x: Val) -> Val:
-    return np.asarray(np.bitwise_count(x)).astype(np.int32)[()]
+    """Population count of the bit pattern (bitwise_count of a signed value
+    would count its absolute value)."""
+    u = np.asarray(x).astype(PRIM_DTYPES[UNSIGNED_OF[prim_of(x)]])
+    return np.bitwise_count(u).astype(np.int32)[()]
 
 
 def clz(x: Val) -> Val:

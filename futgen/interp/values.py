@@ -92,9 +92,9 @@ def apply_key(v: Value, key: tuple) -> Value:
         return r
     shape = _key_shape(v.shape, key)
     comps = [apply_key(f, key) for f in fields_of(v.fields)]
-    if not shape and all(not isinstance(k, np.ndarray) for k in key):
-        if _drops_all(v.rank, key):
-            return rebuild(v.fields, comps)
+    if not shape and all(not isinstance(k, np.ndarray) for k in key) and \
+            _drops_all(v.rank, key):
+        return rebuild(v.fields, comps)
     return StructArray(shape, rebuild(v.fields, comps))
 
 

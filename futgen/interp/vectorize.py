@@ -581,6 +581,8 @@ class Vectorizer:
         user = self.interp.lookup(op, env)
         if user is not _MISSING:
             return self.apply_lifted(user, [x, y], n)
+        if op not in P.BINOPS:
+            raise NotVectorizable(f"operator {op}")
         if prim_name(e.lhs.ty) is None:
             raise NotVectorizable("non-primitive operator")
         return Lanes(np.asarray(prim_binop(op, raw(x), raw(y), e.lhs.ty)))
