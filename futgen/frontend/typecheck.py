@@ -165,12 +165,19 @@ class Checker:
         return info
 
     def is_prim(self, t: Type) -> bool:
-        """Whether `t` is (or can only become) a primitive type; such values alias nothing."""
+        """Whether values of `t` cannot share memory: no arrays in it, now or later."""
         t = self.u.shallow(t)
-        if isinstance(t, TypeVar):
-            c = self.u.constraints.get(t.name)
-            return c is not None and c.prims is not None
-        return isinstance(t, Scalar)
+        match t:
+            case TypeVar(name):
+                c = self.u.constraints.get(name)
+                return c is not None and c.prims is not None
+            case Scalar():
+                return True
+            case Tuple(es):
+                return all(self.is_prim(x) for x in es)
+            case Record(fs):
+                return all(self.is_prim(x) for _, x in fs)
+        return False
 
     def err(self, msg: str, loc: Loc | None) -> CompileError:
         return CompileError(msg, loc)
