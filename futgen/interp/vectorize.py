@@ -196,17 +196,12 @@ def raw(v: Any) -> Any:
 # --------------------------------------------------------------- free vars
 
 
-_FV: dict[int, frozenset] = {}
-
-
 def free_vars(e: Any) -> frozenset:
-    """Names an expression may refer to (over-approximated), cached per node."""
-    k = id(e)
-    r = _FV.get(k)
+    """Names an expression may refer to (over-approximated), cached on the node."""
+    r = e.__dict__.get("_fv")
     if r is None:
         r = frozenset(_fv(e))
-        _FV[k] = r
-        e.__dict__["_fv_keep"] = True  # keep node alive so its id stays unique
+        e.__dict__["_fv"] = r
     return r
 
 
