@@ -11,7 +11,8 @@
 -- b'[i] are first-order linear recurrences u[i] = d[i] + m[i] u[i-1],
 -- scanned as compositions of affine maps (the second one over the reversed
 -- arrays).  `seq` is the textbook sequential version, with loops and
--- in-place updates; both entry points are tested on the same cases.  The
+-- in-place updates; both entry points are tested on the same cases, the
+-- last a random system of 1000 unknowns made by data/gen_tridiag.py.  The
 -- systems are diagonally dominant, so no pivoting is needed.
 -- ==
 -- entry: main seq
@@ -34,6 +35,8 @@
 -- output { [0.5f32] }
 -- input { empty([0]f32) empty([0]f32) empty([0]f32) empty([0]f32) }
 -- output { empty([0]f32) }
+-- "n1000" input @ data/tridiag_1000.in
+-- output @ data/tridiag_1000.out
 
 -- A 2x2 matrix [[m00, m01], [m10, m11]] as a tuple in row-major order.
 type mat2 = (f32, f32, f32, f32)
@@ -61,7 +64,7 @@ def linrec [n] (d: [n]f32) (m: [n]f32) : [n]f32 =
 def tridag [n] (a: [n]f32) (b: [n]f32) (c: [n]f32) (y: [n]f32) : [n]f32 =
   -- Forward elimination of the diagonal: (p[i], q[i]) = M[i] (p[i-1], q[i-1])
   -- with M[0] = [[b[0], 0], [1, 0]] applied to (1, 1), and b'[i] = p[i]/q[i].
-  let mats = map (\i -> if i == 0 then (b[0], 0, 1, 0)
+  let mats = map (\i -> if i == 0 then (b[i], 0, 1, 0)
                         else (b[i], -a[i] * c[i - 1], 1, 0))
                  (iota n)
   -- The operator takes the later matrix on the left.
