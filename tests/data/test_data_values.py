@@ -197,3 +197,30 @@ def test_check_arguments_counts_and_types():
         check_arguments("f", [], [np.int32(1)])
     with pytest.raises(DataError, match=r"argument #1: expected a value of type \*\[\]f32, got \[2\]f64"):
         check_arguments("g", ["i32", "*[]f32"], [np.int32(1), np.array([1.0, 2.0])])
+
+
+@pytest.mark.parametrize("t", ["i32", "u64", "i8", "f32", "f64", "bool"])
+def test_long_rows_take_the_bulk_path_and_agree(t):
+    rng = np.random.default_rng(1)
+    if t == "bool":
+        v = rng.random((50, 200)) > 0.5
+    elif t[0] == "f":
+        v = (rng.standard_normal((50, 200)) * 1e3).astype(PRIM_DTYPES[t])
+    else:
+        v = rng.integers(0, 100, (50, 200)).astype(PRIM_DTYPES[t])
+    [back] = read_values(format_value(v))
+    assert _same(back, v)
+
+
+def test_bulk_rows_follow_futhark_rules():
+    [a, b] = read_values("[1, 2 -- comment\n, 3] [1.0, -3e+2, 1.5E3, 2e-1]")
+    assert a.tolist() == [1, 2, 3] and a.dtype == np.int32
+    assert b.tolist() == [1.0, -300.0, 1500.0, 0.2] and b.dtype == np.float64
+    [c] = read_values("[-1u8, 300u8]")
+    assert c.tolist() == [255, 44]
+
+
+@pytest.mark.parametrize("row", ["[1, -]", "[1.0, .5]", "[1.0, 1.]", "[1, +3]", "[1.0, 1e.5]", "[1, 2 3]", "[1,,2]"])
+def test_bulk_rows_reject_what_futhark_rejects(row):
+    with pytest.raises(DataError, match="<stdin>:1:"):
+        read_values(row)
