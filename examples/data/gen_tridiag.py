@@ -34,7 +34,6 @@ def system(n: int, seed: int) -> tuple[np.ndarray, ...]:
 
 
 def solve(a, b, c, y) -> np.ndarray:
-    n = len(b)
     m = np.diag(b.astype(np.float64))
     m += np.diag(a[1:].astype(np.float64), -1) + np.diag(c[:-1].astype(np.float64), 1)
     return np.linalg.solve(m, y.astype(np.float64)).astype(np.float32)
@@ -42,7 +41,7 @@ def solve(a, b, c, y) -> np.ndarray:
 
 def f32_array(v: np.ndarray) -> str:
     """Futhark's text format; NumPy prints the shortest text that reads back exactly."""
-    return "[" + ", ".join(f"{str(x)}f32" for x in v) + "]\n"
+    return "[" + ", ".join(f"{x!s}f32" for x in v) + "]\n"
 
 
 def main() -> None:
