@@ -88,7 +88,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from futgen.data import check_arguments, encode_binary, format_value, read_values
-    from futgen.testing.runner import get_backend
+    from futgen.testing.runner import entry_param_types, get_backend
 
     _require_file(args.program)
     program = get_backend(args.backend).compile(args.program)
@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(entries)) or "none"
         raise FutgenError(f"unknown entry point {args.entry!r}; the program has: {known}")
     values = read_values(sys.stdin.buffer.read(), "<stdin>")
-    check_arguments(args.entry, [str(t) for t in entries[args.entry].param_types], values)
+    check_arguments(args.entry, entry_param_types(entries[args.entry]), values)
     results = program.call(args.entry, values)
     if args.binary_output:
         for v in results:

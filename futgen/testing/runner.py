@@ -79,15 +79,23 @@ class InterpreterBackend:
     name = "interpreter"
     skip_tags = frozenset({"compiled", "script", "random"})
 
+    def prepare(self) -> None:
+        """Import the front end and interpreter once, before workers fork."""
+        self._classes()
+
     def compile(self, path: str) -> CompiledProgram:
+        load, interpreter = self._classes()
+        return interpreter(load(path))
+
+    @staticmethod
+    def _classes():
         from futgen.frontend import load
 
         try:
             from futgen.interp import Interpreter
         except ImportError:  # the package may not re-export it
             from futgen.interp.interpreter import Interpreter
-
-        return Interpreter(load(path))
+        return load, Interpreter
 
 
 BACKENDS: dict[str, Callable[[], Backend]] = {"interpreter": InterpreterBackend}
@@ -96,6 +104,20 @@ BACKENDS: dict[str, Callable[[], Backend]] = {"interpreter": InterpreterBackend}
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     """Make a backend available to `futgen test --backend NAME`."""
     BACKENDS[name] = factory
+
+
+def entry_param_types(entry: Any) -> list[str]:
+    """An entry point's parameter types as Futhark text, counting the
+    parameters of a point-free definition (`def main = map f32.sqrt`,
+    whose result type is a function) as parameters too."""
+    from futgen.frontend.types import Arrow
+
+    params = list(entry.param_types)
+    results = list(entry.result_types)
+    while len(results) == 1 and isinstance(results[0], Arrow):
+        params.append(results[0].param)
+        results = [results[0].ret]
+    return [str(t) for t in params]
 
 
 def get_backend(name: str) -> Backend:
@@ -214,7 +236,7 @@ def _run_cases(
         if io.entry not in entries:
             results.append(_missing_entry(io, entries))
             continue
-        params = [str(t) for t in entries[io.entry].param_types]
+        params = entry_param_types(entries[io.entry])
         for run in io.runs:
             results.append(_run_case(program, io.entry, params, run, backend, excluded, options))
     return results
@@ -361,6 +383,9 @@ def run_programs(
     """Test programs in worker processes, `options.jobs` at a time, killing
     any that run past `options.timeout` seconds; results in program order."""
     ctx = _context()
+    prepare = getattr(get_backend(options.backend), "prepare", None)
+    if prepare is not None:
+        prepare()  # e.g. imports, done once here rather than in every worker
     pending = list(reversed(programs))
     active: dict[Connection, _Active] = {}
     results: dict[str, FileResult] = {}

@@ -258,3 +258,13 @@ def test_run_tests_report_for_pytest_drivers(tmp_path):
 
 def test_summary_line_omits_zero_extra_counts():
     assert summary_line([]) == "0 passed, 0 failed"
+
+
+def test_point_free_entry_parameters_come_from_the_result_type():
+    from futgen.frontend import types as T
+    from futgen.testing.runner import entry_param_types
+
+    f32s = T.Array(T.Scalar("f32"), (T.AnySize(1),))
+    ep = SimpleNamespace(param_types=[T.I32], result_types=[T.Arrow("xs", f32s, f32s)])
+    assert entry_param_types(ep) == ["i32", "[]f32"]
+    assert entry_param_types(SimpleNamespace(param_types=[], result_types=[T.I32])) == []
