@@ -1,0 +1,709 @@
+"""Internalisation: the typed source AST to the core IR.
+
+The source program is polymorphic, higher order and full of tuples; the
+core IR is none of these (`futgen.core.ir`).  Internalisation closes the
+gap in one walk over the typed AST, the way Futhark's `Internalise` does:
+
+* **Tuples and records** become several values.  A source value is
+  represented here as a tree (`V`): a `SubExp` for a primitive or an array
+  of primitives, a Python tuple for a tuple or record (fields in a fixed
+  order), and arrays of tuples are tuples of arrays, so `zip` and `unzip`
+  generate no code at all.
+* **Function values** are `Fn` objects that exist only while compiling: a
+  lambda, section, partial application or built-in becomes a Python closure
+  that emits the code of its body wherever it is applied.  A SOAC argument
+  is turned into a core `Lambda` by applying the closure to fresh
+  parameters; so higher-order arguments are inlined, never passed at run
+  time.
+* **Polymorphism**: a top-level first-order function becomes one core
+  function per instantiation of its type parameters (`Apply` calls it);
+  higher-order top-level functions and local functions are inlined.
+* **A-normal form**: every intermediate value gets a statement and a fresh
+  `VName`; types come from the type checker's `ty` fields.
+* **Sizes**: an array size the source names (`[n]`, a constant, an i64
+  variable in scope) becomes a SubExp in the core type; a function's size
+  parameters are read from its array parameters (`ArraySize`) at entry.
+
+What is not handled raises `UnsupportedFeature("internalisation of ...")`
+with the source location: a missing case must never produce a program
+that means something else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from futgen.core import ir
+from futgen.errors import Loc, UnsupportedFeature
+from futgen.frontend import syntax as S
+from futgen.frontend import types as T
+from futgen.interp import prims
+
+# A source value: a SubExp, a tuple of values (tuple, record, array of
+# tuples), or a function value.
+V = Any
+Arg = tuple[V, T.Type]  # an argument and its source type
+
+
+@dataclass
+class Fn:
+    """A function value while compiling: applying it emits its code.
+
+    `ty` is its (substituted) source type, so the type of any partial
+    application is known; `impl` receives exactly `arity` arguments and the
+    source type of the result.
+    """
+
+    ty: T.Type
+    arity: int
+    impl: Callable[[list[Arg], T.Type], V]
+
+
+def internalise(prog: S.Program) -> ir.Program:
+    """The core IR of every entry point of a type-checked program (and of
+    every function they call)."""
+    return Internaliser(prog).run()
+
+
+def _unsupported(what: str, loc: Loc | None) -> UnsupportedFeature:
+    return UnsupportedFeature(f"internalisation of {what}", loc)
+
+
+class Internaliser:
+    """The state of one internalisation: generated functions, the statement
+    list being built, the types of the core names in scope."""
+
+    def __init__(self, prog: S.Program):
+        self.decls = {d.name: d for d in prog.decls if isinstance(d, S.ValDecl)}
+        self.entries = [d for d in prog.decls if isinstance(d, S.ValDecl) and d.entry]
+        self.tags = itertools.count()
+        self.functions: dict[tuple, ir.Function | None] = {}
+        self.order: list[tuple] = []
+        self.stms: list[ir.Stm] = []
+        self.types: dict[ir.VName, ir.Type] = {}
+        self.tsub: dict[str, T.Type] = {}
+        self.names: dict[tuple, str] = {}
+        # The source environment of the application being internalised, so
+        # that built-ins can name the sizes of their results.
+        self.call_env: dict[str, V] = {}
+
+    def run(self) -> ir.Program:
+        for d in self.entries:
+            self.function(d, {}, entry=True)
+        funs = [self.functions[k] for k in self.order]
+        return ir.Program(tuple(f for f in funs if f is not None))
+
+    # ------------------------------------------------------------ building
+
+    def fresh(self, base: str) -> ir.VName:
+        return ir.VName(base, next(self.tags))
+
+    def bind(self, exp: ir.Exp, types: list[ir.Type], base: str = "t") -> list[ir.SubExp]:
+        """Appends `let (names) = exp` and returns the new names."""
+        pat = tuple(ir.Param(self.fresh(base), t) for t in types)
+        for p in pat:
+            self.types[p.name] = p.type
+        self.stms.append(ir.Stm(pat, exp))
+        return [ir.Var(p.name) for p in pat]
+
+    def bind1(self, exp: ir.Exp, t: ir.Type, base: str = "t") -> ir.SubExp:
+        return self.bind(exp, [t], base)[0]
+
+    @contextlib.contextmanager
+    def nested(self) -> Iterator[list[ir.Stm]]:
+        """Collects the statements of a nested body; names bound inside go out
+        of scope at the end."""
+        saved_stms, saved_types = self.stms, dict(self.types)
+        self.stms = []
+        try:
+            yield self.stms
+        finally:
+            self.stms, self.types = saved_stms, saved_types
+
+    def scrub(self, t: ir.Type) -> ir.Type:
+        """`t` with sizes that name variables out of scope made existential."""
+        if isinstance(t, ir.Prim):
+            return t
+        dims = tuple(None if isinstance(d, ir.Var) and d.name not in self.types else d
+                     for d in t.shape)
+        return ir.ArrayT(t.elem, dims)
+
+    def type_of(self, se: ir.SubExp) -> ir.Type:
+        return ir.subexp_type(se, self.types)
+
+    def width(self, arr: ir.SubExp) -> ir.SubExp:
+        """The outer size of array `arr`, read at run time when not known."""
+        t = self.type_of(arr)
+        assert isinstance(t, ir.ArrayT)
+        if t.shape[0] is not None:
+            return t.shape[0]
+        return self.bind1(ir.ArraySize(arr.name, 0), ir.Prim("i64"), "n")
+
+    # ------------------------------------------------------------ types
+
+    def subst(self, t: T.Type) -> T.Type:
+        """`t` with the type parameters of the instance being built replaced."""
+        match t:
+            case T.TypeVar(n) if n in self.tsub:
+                return self.tsub[n]
+            case T.Array(e, s, u):
+                return T.array_of(self.subst(e), s, u)
+            case T.Tuple(es):
+                return T.Tuple(tuple(self.subst(x) for x in es))
+            case T.Record(fs):
+                return T.Record(tuple((f, self.subst(x)) for f, x in fs))
+            case T.Arrow(n, p, r):
+                return T.Arrow(n, self.subst(p), self.subst(r))
+        return t
+
+    def components(self, t: T.Type) -> list[T.Type] | None:
+        """The component types of a tuple-like type (arrays of tuples too);
+        None for a primitive or an array of primitives."""
+        t = self.subst(t)
+        match t:
+            case T.Tuple(es):
+                return list(es)
+            case T.Record(fs):
+                return [x for _, x in _ordered(fs)]
+            case T.Array(T.Tuple() | T.Record() as e, shape, _):
+                return [T.array_of(c, shape) for c in self.components(e) or []]
+        return None
+
+    def leaf_types(self, t: T.Type, env: dict[str, V], loc: Loc | None) -> list[ir.Type]:
+        """The core types of the values representing a source value of type `t`."""
+        t = self.subst(t)
+        comps = self.components(t)
+        if comps is not None:
+            return [x for c in comps for x in self.leaf_types(c, env, loc)]
+        match t:
+            case T.Scalar(n):
+                return [ir.Prim(n)]
+            case T.Array(T.Scalar(n), shape, _):
+                return [ir.ArrayT(n, tuple(self.dim(d, env) for d in shape))]
+        raise _unsupported(f"a value of type {t}", loc)
+
+    def dim(self, d: T.Dim, env: dict[str, V]) -> ir.SubExp | None:
+        """A source size as a core SubExp, or None if it is not known here."""
+        match d:
+            case T.SizeConst(n):
+                return ir.Constant(n, "i64")
+            case T.SizeVar(n):
+                v = env.get(n)
+                if isinstance(v, ir.Var) and self.types.get(v.name) == ir.Prim("i64"):
+                    return v
+        return None
+
+    def unflatten(self, t: T.Type, leaves: Iterator[ir.SubExp]) -> V:
+        comps = self.components(t)
+        if comps is None:
+            return next(leaves)
+        return tuple(self.unflatten(c, leaves) for c in comps)
+
+    # ------------------------------------------------------------ functions
+
+    def function(self, d: S.ValDecl, tsub: dict[str, T.Type], entry: bool = False) -> str:
+        """The name of the core function for `d` at type instance `tsub`,
+        internalising it on first use."""
+        key = (d.name, tuple(sorted((k, str(v)) for k, v in tsub.items())))
+        if key in self.names:
+            return self.names[key]
+        name = d.name if not tsub else f"{d.name}_{len(self.functions)}"
+        self.functions[key] = None  # being built: a recursive call finds the name
+        self.order.append(key)
+        self.names[key] = name
+        saved = (self.stms, self.types, self.tsub)
+        self.stms, self.types, self.tsub = [], {}, dict(tsub)
+        try:
+            env: dict[str, V] = {}
+            params = []
+            for p in d.params:
+                ts = self.leaf_types(p.ty, {}, p.loc)
+                names = [ir.Param(self.fresh(_base(p)), _no_sizes(t)) for t in ts]
+                params += names
+                for q in names:
+                    self.types[q.name] = q.type
+                self.bind_pat(p, self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)),
+                              env)
+            self.bind_sizes(d.tparams, d.params, env, rebind=True)
+            self.refine(d.params, env)
+            result = self.expr(d.body, env)
+            body = ir.Body(tuple(self.stms), tuple(_flatten(result)))
+            ret = tuple(_no_sizes(t) for t in self.leaf_types(d.body.ty, {}, d.loc))
+        finally:
+            self.stms, self.types, self.tsub = saved
+        self.functions[key] = ir.Function(name, tuple(params), ret, body, entry)
+        return name
+
+    def bind_sizes(self, tparams: list[S.TParam], params: list[S.Pat], env: dict[str, V],
+                   rebind: bool) -> None:
+        """Binds the size parameters a function's array parameters determine
+        (`[n]` in `(xs: [n]f32)`) by reading the sizes of the arguments."""
+        wanted = {tp.name for tp in tparams if isinstance(tp, S.SizeParam)}
+        for p in params:
+            for name, arr, k in self._size_positions(p.ty, self._pat_value(p, env)):
+                if name in env and not (rebind and name in wanted):
+                    continue
+                if isinstance(arr, ir.Var):
+                    env[name] = self.bind1(ir.ArraySize(arr.name, k), ir.Prim("i64"), name)
+                    wanted.discard(name)
+
+    def refine(self, params: list[S.Pat], env: dict[str, V]) -> None:
+        """Gives the parameters, inside the body, the sizes just bound, so
+        that the sizes of what is computed from them are known too."""
+        for p in params:
+            leaves = _flatten(self._pat_value(p, env))
+            for x, t in zip(leaves, self.leaf_types(p.ty, env, p.loc)):
+                if isinstance(x, ir.Var):
+                    self.types[x.name] = t
+
+    def _pat_value(self, p: S.Pat, env: dict[str, V]) -> V:
+        """The value a (simple) parameter pattern was bound to."""
+        match p:
+            case S.PId(name):
+                return env.get(name)
+            case S.PAscribe(inner):
+                return self._pat_value(inner, env)
+            case S.PTuple(elems):
+                return tuple(self._pat_value(x, env) for x in elems)
+            case S.PRecord(fields):
+                fs = dict(fields)
+                order = [f for f, _ in _ordered(self.subst(p.ty).fields)]
+                return tuple(self._pat_value(fs[f], env) for f in order)
+        return None
+
+    def _size_positions(self, t: T.Type, v: V) -> Iterator[tuple[str, V, int]]:
+        """(size name, array value, dimension) for every named size in `t`."""
+        t = self.subst(t)
+        comps = self.components(t)
+        if comps is not None:
+            if isinstance(v, tuple):
+                for c, x in zip(comps, v):
+                    yield from self._size_positions(c, x)
+            return
+        if isinstance(t, T.Array):
+            for k, d in enumerate(t.shape):
+                if isinstance(d, T.SizeVar):
+                    yield d.name, v, k
+
+    # ------------------------------------------------------------ patterns
+
+    def bind_pat(self, p: S.Pat, v: V, env: dict[str, V]) -> None:
+        """Binds the names of pattern `p` to the parts of value `v`."""
+        match p:
+            case S.PId(name):
+                env[name] = v
+            case S.PWild():
+                pass
+            case S.PAscribe(inner):
+                self.bind_pat(inner, v, env)
+            case S.PTuple(elems):
+                for q, x in zip(elems, v):
+                    self.bind_pat(q, x, env)
+            case S.PRecord(fields):
+                order = [f for f, _ in _ordered(self.subst(p.ty).fields)]
+                for f, q in fields:
+                    self.bind_pat(q, v[order.index(f)], env)
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, e: S.Expr, env: dict[str, V]) -> V:
+        """Emits the statements computing `e` and returns its value."""
+        method = getattr(self, "_e_" + type(e).__name__, None)
+        if method is None:
+            raise _unsupported(f"expression {type(e).__name__}", e.loc)
+        return method(e, env)
+
+    def subexp(self, e: S.Expr, env: dict[str, V]) -> ir.SubExp:
+        """A scalar or array-of-primitive expression as one SubExp."""
+        v = self.expr(e, env)
+        if not isinstance(v, (ir.Var, ir.Constant)):
+            raise _unsupported("a compound value where one value is needed", e.loc)
+        return v
+
+    def _e_Literal(self, e: S.Literal, env: dict[str, V]) -> V:
+        t = self.subst(e.ty)
+        assert isinstance(t, T.Scalar)
+        return _constant(e.value, t.name)
+
+    def _e_Var(self, e: S.Var, env: dict[str, V]) -> V:
+        if not e.qual and e.name in env:
+            return env[e.name]
+        if not e.qual and e.name in self.decls:
+            return self.global_value(self.decls[e.name], e)
+        from futgen.core.builtins import builtin
+
+        return builtin(self, e.full_name, self.subst(e.ty), e.loc)
+
+    def global_value(self, d: S.ValDecl, use: S.Var) -> V:
+        """A top-level definition: a function value, or a constant's value."""
+        if not d.params:
+            if _arity(d.body.ty) or d.tparams:
+                raise _unsupported(f'point-free or polymorphic constant "{d.name}"', use.loc)
+            return self.expr(d.body, {})
+        inst = self.subst(use.ty)
+        tsub = _match(self._decl_type(d), inst, {})
+        if any(_arity(self.subst(p.ty)) for p in d.params) or _arity(d.body.ty):
+            return Fn(inst, len(d.params), lambda args, _ret: self.inline(d, args, tsub, {}))
+
+        def call(args: list[Arg], ret: T.Type) -> V:
+            name = self.function(d, tsub)
+            flat = [x for a, _ in args for x in _flatten(a)]
+            ts = [self.scrub(t) for t in self.leaf_types(ret, {}, use.loc)]
+            return self.unflatten(ret, iter(self.bind(ir.Apply(name, tuple(flat), tuple(ts)),
+                                                      ts, d.name)))
+
+        return Fn(inst, len(d.params), call)
+
+    def _decl_type(self, d: S.ValDecl) -> T.Type:
+        t = d.body.ty
+        for p in reversed(d.params):
+            t = T.Arrow(None, p.ty, t)
+        return t
+
+    def inline(self, d: S.ValDecl | S.LetFun, args: list[Arg], tsub: dict[str, T.Type],
+               env: dict[str, V]) -> V:
+        """The body of a function, with its parameters bound to `args`."""
+        saved = self.tsub
+        self.tsub = {**self.tsub, **tsub}
+        try:
+            env = dict(env)
+            for p, (v, _) in zip(d.params, args):
+                self.bind_pat(p, v, env)
+            tparams = d.tparams
+            self.bind_sizes(tparams, d.params, env, rebind=True)
+            return self.expr(d.body if isinstance(d, S.ValDecl) else d.value, env)
+        finally:
+            self.tsub = saved
+
+    def apply(self, f: V, args: list[Arg], loc: Loc) -> V:
+        """Applies a function value to arguments: fully, partially or over."""
+        if not isinstance(f, Fn):
+            raise _unsupported("application of a non-function", loc)
+        if len(args) < f.arity:
+            return Fn(_strip(f.ty, len(args)), f.arity - len(args),
+                      lambda more, ret: f.impl([*args, *more], ret))
+        now, rest = args[:f.arity], args[f.arity:]
+        result = f.impl(now, _strip(f.ty, f.arity))
+        return self.apply(result, rest, loc) if rest else result
+
+    def _e_Apply(self, e: S.Apply, env: dict[str, V]) -> V:
+        f = self.expr(e.fn, env)
+        args = [(self.expr(a, env), self.subst(a.ty)) for a in e.args]
+        self.call_env = env
+        return self.apply(f, args, e.loc)
+
+    def _e_TupleExp(self, e: S.TupleExp, env: dict[str, V]) -> V:
+        return tuple(self.expr(x, env) for x in e.elems)
+
+    def _e_RecordExp(self, e: S.RecordExp, env: dict[str, V]) -> V:
+        vals = {f: self.expr(x, env) for f, x in e.fields}
+        return tuple(vals[f] for f, _ in _ordered(self.subst(e.ty).fields))
+
+    def _e_Project(self, e: S.Project, env: dict[str, V]) -> V:
+        v = self.expr(e.expr, env)
+        return v[self.field_index(e.expr.ty, e.field, e.loc)]
+
+    def field_index(self, t: T.Type, field: str, loc: Loc) -> int:
+        t = self.subst(t)
+        if isinstance(t, T.Tuple) and field.isdigit():
+            return int(field)
+        if isinstance(t, T.Record):
+            return [f for f, _ in _ordered(t.fields)].index(field)
+        raise _unsupported(f"projection .{field} from {t}", loc)
+
+    def _e_Ascribe(self, e: S.Ascribe, env: dict[str, V]) -> V:
+        return self.expr(e.expr, env)
+
+    def _e_ArrayLit(self, e: S.ArrayLit, env: dict[str, V]) -> V:
+        t = self.subst(e.ty)
+        assert isinstance(t, T.Array)
+        row = T.row_type(t)
+        elems = [_flatten(self.expr(x, env)) for x in e.elems]
+        out = []
+        for k, rt in enumerate(self.leaf_types(row, env, e.loc)):
+            lit = ir.ArrayLit(tuple(x[k] for x in elems), rt)
+            n = ir.Constant(len(elems), "i64")
+            out.append(self.bind1(lit, self.scrub(ir.array_of(rt, (n,))), "arr"))
+        return self.unflatten(t, iter(out))
+
+    def _e_Range(self, e: S.Range, env: dict[str, V]) -> V:
+        if e.kind != "..<" or e.second is not None or self.subst(e.start.ty) != T.I64:
+            raise _unsupported("ranges other than `a..<b` on i64", e.loc)
+        start, end = self.subexp(e.start, env), self.subexp(e.end, env)
+        n = self.bind1(ir.BinOp("-", "i64", end, start), ir.Prim("i64"), "n")
+        n = self.bind1(ir.BinOp("max", "i64", n, ir.Constant(0, "i64")), ir.Prim("i64"), "n")
+        return self.bind1(ir.Iota(n, start, ir.Constant(1, "i64")), ir.ArrayT("i64", (n,)),
+                          "range")
+
+    def _e_If(self, e: S.If, env: dict[str, V]) -> V:
+        cond = self.subexp(e.cond, env)
+        return self.if_(cond, lambda: self.expr(e.then, env), lambda: self.expr(e.els, env),
+                        e.ty, env, e.loc)
+
+    def if_(self, cond: ir.SubExp, then: Callable[[], V], els: Callable[[], V], t: T.Type,
+            env: dict[str, V], loc: Loc) -> V:
+        """`if cond then ... else ...` with both branches built as bodies."""
+        ret = self.leaf_types(t, env, loc)
+        bodies = []
+        for branch in (then, els):
+            with self.nested() as stms:
+                res = _flatten(branch())
+                bodies.append(ir.Body(tuple(stms), tuple(res)))
+        ret = [self.scrub(x) for x in ret]
+        out = self.bind(ir.If(cond, bodies[0], bodies[1], tuple(ret)), ret, "if")
+        return self.unflatten(t, iter(out))
+
+    def _e_LetPat(self, e: S.LetPat, env: dict[str, V]) -> V:
+        if e.sizes:
+            raise _unsupported("size binders in `let [n] ...`", e.loc)
+        v = self.expr(e.value, env)
+        inner = dict(env)
+        self.bind_pat(e.pat, v, inner)
+        return self.expr(e.body, inner)
+
+    def _e_LetFun(self, e: S.LetFun, env: dict[str, V]) -> V:
+        captured = dict(env)
+        t = self.subst(e.value.ty)
+        for p in reversed(e.params):
+            t = T.Arrow(None, self.subst(p.ty), t)
+
+        def impl(args: list[Arg], _ret: T.Type) -> V:
+            tsub: dict[str, T.Type] = {}
+            for p, (_, at) in zip(e.params, args):
+                _match(p.ty, at, tsub)
+            return self.inline(e, args, tsub, captured)
+
+        inner = dict(env)
+        inner[e.name] = Fn(t, len(e.params), impl)
+        return self.expr(e.body, inner)
+
+    def _e_Lambda(self, e: S.Lambda, env: dict[str, V]) -> V:
+        captured = dict(env)
+
+        def impl(args: list[Arg], _ret: T.Type) -> V:
+            inner = dict(captured)
+            for p, (v, _) in zip(e.params, args):
+                self.bind_pat(p, v, inner)
+            self.bind_sizes([], e.params, inner, rebind=False)
+            return self.expr(e.body, inner)
+
+        return Fn(self.subst(e.ty), len(e.params), impl)
+
+    def _e_OpSection(self, e: S.OpSection, env: dict[str, V]) -> V:
+        from futgen.core.builtins import operator
+
+        return operator(self, e.op, self.subst(e.ty), e.loc)
+
+    def _e_LeftSection(self, e: S.LeftSection, env: dict[str, V]) -> V:
+        from futgen.core.builtins import operator
+
+        x = self.expr(e.arg, env)
+        t = self.subst(e.ty)
+        op = operator(self, e.op, T.Arrow(None, self.subst(e.arg.ty), t), e.loc)
+        return self.apply(op, [(x, self.subst(e.arg.ty))], e.loc)
+
+    def _e_RightSection(self, e: S.RightSection, env: dict[str, V]) -> V:
+        from futgen.core.builtins import operator
+
+        y = self.expr(e.arg, env)
+        t = self.subst(e.ty)
+        assert isinstance(t, T.Arrow)
+        yt = self.subst(e.arg.ty)
+        op = operator(self, e.op, T.Arrow(None, t.param, T.Arrow(None, yt, t.ret)), e.loc)
+        return Fn(t, 1, lambda args, _r: self.apply(op, [args[0], (y, yt)], e.loc))
+
+    def _e_ProjectSection(self, e: S.ProjectSection, env: dict[str, V]) -> V:
+        t = self.subst(e.ty)
+        assert isinstance(t, T.Arrow)
+
+        def impl(args: list[Arg], _ret: T.Type) -> V:
+            v, vt = args[0]
+            for f in e.fields:
+                i = self.field_index(vt, f, e.loc)
+                comps = self.components(vt)
+                assert comps is not None
+                v, vt = v[i], comps[i]
+            return v
+
+        return Fn(t, 1, impl)
+
+    def _e_UnOp(self, e: S.UnOp, env: dict[str, V]) -> V:
+        x = self.subexp(e.expr, env)
+        t = self.subst(e.ty)
+        if not isinstance(t, T.Scalar):
+            raise _unsupported(f"prefix {e.op} on {t}", e.loc)
+        op = "neg" if e.op == "-" else "not" if t.name == "bool" else "bnot"
+        return self.bind1(ir.UnOp(op, t.name, x), ir.Prim(t.name))
+
+    def _e_BinOp(self, e: S.BinOp, env: dict[str, V]) -> V:
+        if e.op in ("|>", "<|"):
+            fe, xe = (e.rhs, e.lhs) if e.op == "|>" else (e.lhs, e.rhs)
+            f = self.expr(fe, env)
+            x = self.expr(xe, env)
+            self.call_env = env
+            return self.apply(f, [(x, self.subst(xe.ty))], e.loc)
+        if e.op in ("&&", "||"):
+            return self.short_circuit(e, env)
+        from futgen.core.builtins import operator
+
+        op = operator(self, e.op, T.Arrow(None, self.subst(e.lhs.ty),
+                                          T.Arrow(None, self.subst(e.rhs.ty),
+                                                  self.subst(e.ty))), e.op_loc or e.loc)
+        args = [(self.expr(e.lhs, env), self.subst(e.lhs.ty)),
+                (self.expr(e.rhs, env), self.subst(e.rhs.ty))]
+        self.call_env = env
+        return self.apply(op, args, e.loc)
+
+    def short_circuit(self, e: S.BinOp, env: dict[str, V]) -> V:
+        """`a && b` is `if a then b else false`: `b` may fail or be costly."""
+        a = self.subexp(e.lhs, env)
+        const = ir.Constant(e.op == "||", "bool")
+        def rhs() -> ir.SubExp:
+            return self.subexp(e.rhs, env)
+
+        if e.op == "&&":
+            return self.if_(a, rhs, lambda: const, T.BOOL, env, e.loc)
+        return self.if_(a, lambda: const, rhs, T.BOOL, env, e.loc)
+
+    def _e_Index(self, e: S.Index, env: dict[str, V]) -> V:
+        v = self.expr(e.expr, env)
+        sl = self.slice(e.indices, _flatten(v)[0], env, e.loc)
+        out = []
+        for arr, t in zip(_flatten(v), self.leaf_types(e.ty, env, e.loc)):
+            out.append(self.bind1(ir.Index(arr.name, sl, e.loc), self.scrub(t), "elem"))
+        return self.unflatten(e.ty, iter(out))
+
+    def slice(self, idx: list[S.DimIndex], arr: ir.SubExp, env: dict[str, V],
+              loc: Loc) -> tuple[ir.DimIndex, ...]:
+        """Source indices as core ones; only `a:b` slices with both ends."""
+        out: list[ir.DimIndex] = []
+        for d in idx:
+            if isinstance(d, S.IdxFix):
+                out.append(ir.DimFix(self.i64(d.index, env)))
+            elif d.start is not None and d.end is not None and d.stride is None:
+                start, end = self.i64(d.start, env), self.i64(d.end, env)
+                n = self.bind1(ir.BinOp("-", "i64", end, start), ir.Prim("i64"), "n")
+                out.append(ir.DimSlice(start, n, ir.Constant(1, "i64")))
+            else:
+                raise _unsupported("slices other than `a:b`", loc)
+        return tuple(out)
+
+    def i64(self, e: S.Expr, env: dict[str, V]) -> ir.SubExp:
+        """An index expression converted to i64 (Futhark allows any integer type)."""
+        x = self.subexp(e, env)
+        t = self.subst(e.ty)
+        assert isinstance(t, T.Scalar)
+        if t.name == "i64":
+            return x
+        return self.bind1(ir.ConvOp(t.name, "i64", x), ir.Prim("i64"), "i")
+
+    def _e_Update(self, e: S.Update, env: dict[str, V]) -> V:
+        src = self.expr(e.src, env)
+        val = _flatten(self.expr(e.value, env))
+        sl = self.slice(e.indices, _flatten(src)[0], env, e.loc)
+        out = [self.bind1(ir.Update(a.name, sl, x, e.loc), self.type_of(a), "upd")
+               for a, x in zip(_flatten(src), val)]
+        return self.unflatten(e.ty, iter(out))
+
+    def _e_RecordUpdate(self, e: S.RecordUpdate, env: dict[str, V]) -> V:
+        new = self.expr(e.value, env)
+
+        def put(v: V, t: T.Type, fields: list[str]) -> V:
+            if not fields:
+                return new
+            i = self.field_index(t, fields[0], e.loc)
+            comps = self.components(t)
+            assert comps is not None
+            return tuple(put(x, comps[i], fields[1:]) if k == i else x
+                         for k, x in enumerate(v))
+
+        return put(self.expr(e.src, env), e.src.ty, e.fields)
+
+    def _e_Loop(self, e: S.Loop, env: dict[str, V]) -> V:
+        from futgen.core.loops import loop
+
+        return loop(self, e, env)
+
+    def _e_Coerce(self, e: S.Coerce, env: dict[str, V]) -> V:
+        raise _unsupported("size coercion `:>`", e.loc)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _flatten(v: V) -> list[ir.SubExp]:
+    """The SubExps representing a value, in order."""
+    if isinstance(v, tuple):
+        return [x for c in v for x in _flatten(c)]
+    if isinstance(v, Fn):
+        raise UnsupportedFeature("internalisation of a function value used as data")
+    return [v]
+
+
+def _ordered(fields: tuple[tuple[str, T.Type], ...]) -> list[tuple[str, T.Type]]:
+    """Record fields in representation order (numeric for tuple-like records)."""
+    if T.is_tuple_record(fields):
+        return sorted(fields, key=lambda f: int(f[0]))
+    return list(fields)
+
+
+def _no_sizes(t: ir.Type) -> ir.Type:
+    """A function parameter or result type: sizes other than constants are
+    read inside the function, so the signature leaves them existential."""
+    if isinstance(t, ir.Prim):
+        return t
+    return ir.ArrayT(t.elem, tuple(d if isinstance(d, ir.Constant) else None for d in t.shape))
+
+
+def _base(p: S.Pat) -> str:
+    match p:
+        case S.PId(name):
+            return name.replace("'", "")
+        case S.PAscribe(inner):
+            return _base(inner)
+    return "p"
+
+
+def _constant(value: Any, prim: str) -> ir.Constant:
+    """A constant of type `prim`, normalised as NumPy would store it."""
+    v = prims.scalar(prim, value).item()
+    return ir.Constant(v, prim)
+
+
+def _arity(t: T.Type) -> int:
+    n = 0
+    while isinstance(t, T.Arrow):
+        n, t = n + 1, t.ret
+    return n
+
+
+def _strip(t: T.Type, n: int) -> T.Type:
+    """The result type after applying a function of type `t` to `n` arguments."""
+    for _ in range(n):
+        assert isinstance(t, T.Arrow), t
+        t = t.ret
+    return t
+
+
+def _match(generic: T.Type, inst: T.Type, sub: dict[str, T.Type]) -> dict[str, T.Type]:
+    """Extends `sub` so that `generic` with type variables replaced is `inst`
+    (up to sizes, which are read at run time)."""
+    match generic, inst:
+        case T.TypeVar(n), _:
+            sub.setdefault(n, inst)
+        case T.Array(ge, gs, _), T.Array():
+            _match(ge, T.array_of(inst.elem, inst.shape[len(gs):]), sub)
+        case T.Tuple(ges), T.Tuple(ies):
+            for g, i in zip(ges, ies):
+                _match(g, i, sub)
+        case T.Record(gfs), T.Record(ifs):
+            for (_, g), (_, i) in zip(gfs, ifs):
+                _match(g, i, sub)
+        case T.Arrow(_, gp, gr), T.Arrow(_, ip, ir_):
+            _match(gp, ip, sub)
+            _match(gr, ir_, sub)
+    return sub

@@ -1,0 +1,92 @@
+"""Internalisation of source `loop`s into core `Loop`s.
+
+The loop pattern becomes one merge parameter per flattened value.  Sizes of
+loop parameters are left existential (`?`): an array may change size from
+one iteration to the next.  `for p in xs` becomes a counted loop that
+indexes `xs`; `while c` gets a bool merge parameter holding `c`, computed
+once before the loop from the initial values and again at the end of every
+iteration from the new ones, as in Futhark's internaliser.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from futgen.core import ir
+from futgen.frontend import syntax as S
+from futgen.frontend import types as T
+
+if TYPE_CHECKING:
+    from futgen.core.internalise import Internaliser, V
+
+
+def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
+    """Emits the Loop statement for `e` and returns its results."""
+    from futgen.core.internalise import _base, _flatten, _no_sizes, _unsupported
+
+    if e.sizes:
+        raise _unsupported("size binders on loop parameters", e.loc)
+    init = it.expr(e.init, env) if e.init is not None else it._pat_value(e.pat, env)
+    inits = _flatten(init)
+    types = [_no_sizes(t) for t in it.leaf_types(e.pat.ty, {}, e.loc)]
+    params = [ir.Param(it.fresh(_base(e.pat)), t) for t in types]
+    merge = list(zip(params, inits))
+    pat_value = it.unflatten(e.pat.ty, iter(ir.Var(p.name) for p in params))
+    cond_param = None
+    if isinstance(e.form, S.WhileLoop):
+        first = dict(env)
+        it.bind_pat(e.pat, init, first)
+        cond_param = ir.Param(it.fresh("cond"), ir.Prim("bool"))
+        merge.append((cond_param, it.subexp(e.form.cond, first)))
+    form, setup = _form(it, e, env, cond_param)
+    with it.nested() as stms:
+        for p, _ in merge:
+            it.types[p.name] = p.type
+        inner = dict(env)
+        setup(inner)
+        it.bind_pat(e.pat, pat_value, inner)
+        new = it.expr(e.body, inner)
+        result = _flatten(new)
+        if isinstance(e.form, S.WhileLoop):
+            after = dict(env)
+            it.bind_pat(e.pat, new, after)
+            result.append(it.subexp(e.form.cond, after))
+        body = ir.Body(tuple(stms), tuple(result))
+    outs = it.bind(ir.Loop(tuple(merge), form, body), [p.type for p, _ in merge], "loop")
+    return it.unflatten(e.pat.ty, iter(outs[:len(params)]))
+
+
+def _form(it: Internaliser, e: S.Loop, env: dict[str, V], cond: ir.Param | None):
+    """The core loop form, and a function binding the loop variable inside
+    the body's environment (called once the body's scope is open)."""
+    from futgen.core.internalise import _flatten
+
+    match e.form:
+        case S.WhileLoop():
+            assert cond is not None
+            return ir.WhileLoop(cond.name), lambda inner: None
+        case S.ForLoop(var, bound):
+            b = it.subexp(bound, env)
+            t = it.subst(bound.ty)
+            assert isinstance(t, T.Scalar)
+            i = it.fresh(var)
+
+            def bind_i(inner: dict) -> None:
+                it.types[i] = ir.Prim(t.name)
+                inner[var] = ir.Var(i)
+
+            return ir.ForLoop(i, t.name, b), bind_i
+        case S.ForInLoop(pat, array):
+            arr = it.expr(array, env)
+            leaves = _flatten(arr)
+            w = it.width(leaves[0])
+            i = it.fresh("i")
+
+            def bind_elem(inner: dict) -> None:
+                it.types[i] = ir.Prim("i64")
+                elems = [it.bind1(ir.Index(a.name, (ir.DimFix(ir.Var(i)),), e.loc),
+                                  ir.row(it.type_of(a)), "elem") for a in leaves]
+                it.bind_pat(pat, it.unflatten(pat.ty, iter(elems)), inner)
+
+            return ir.ForLoop(i, "i64", w), bind_elem
+    raise AssertionError(e.form)
