@@ -80,7 +80,7 @@ class Interpreter:
             else:
                 genv[d.name] = _Lazy(d, genv)
             genv[d.name + "\0decl"] = d
-            if d.entry:
+            if d.entry or (d.name == "main" and not d.local):
                 self._entries[d.name] = (d, genv)
 
     # ------------------------------------------------------------ entries
@@ -88,9 +88,9 @@ class Interpreter:
     def entry_points(self) -> dict[str, EntryPoint]:
         out = {}
         for name, (d, _) in self._entries.items():
-            rt = d.body.ty
+            params, rt = _entry_signature(d)
             results = list(rt.elems) if isinstance(rt, T.Tuple) and rt.elems else [rt]
-            out[name] = EntryPoint(name, [p.ty for p in d.params], results)
+            out[name] = EntryPoint(name, params, results)
         return out
 
     def call(self, name: str, args: list) -> list:
@@ -98,19 +98,19 @@ class Interpreter:
         if name not in self._entries:
             raise DataError(f"no entry point {name}")
         d, genv = self._entries[name]
-        if len(args) != len(d.params):
-            raise DataError(f"entry {name}: expected {len(d.params)} arguments, "
+        ptypes, rt = _entry_signature(d)
+        if len(args) != len(ptypes):
+            raise DataError(f"entry {name}: expected {len(ptypes)} arguments, "
                             f"given {len(args)}")
-        args = [self._check_arg(name, i, p.ty, a) for i, (p, a) in enumerate(zip(d.params, args))]
-        self._check_sizes(name, [p.ty for p in d.params], args)
+        args = [self._check_arg(name, i, t, a) for i, (t, a) in enumerate(zip(ptypes, args))]
+        self._check_sizes(name, ptypes, args)
         with np.errstate(all="ignore"):
-            if d.params:
-                result = self.apply(genv[d.name], *args)
-            else:
-                result = self._force(genv[d.name])
-        ep = self.entry_points()[name]
-        if len(ep.result_types) > 1 or (isinstance(d.body.ty, T.Tuple) and not d.body.ty.elems):
-            return list(result) if len(ep.result_types) > 1 else [result]
+            f = genv[d.name]
+            if isinstance(f, _Lazy):
+                f = self._force(f)
+            result = self.apply(f, *args)
+        if isinstance(rt, T.Tuple) and len(rt.elems) > 1:
+            return list(result)
         return [result]
 
     def _check_arg(self, name: str, i: int, t: T.Type, a: Any) -> Any:
@@ -425,6 +425,17 @@ class Interpreter:
 
 
 # ------------------------------------------------------------ value helpers
+
+
+def _entry_signature(d: S.ValDecl) -> tuple[list[T.Type], T.Type]:
+    """Parameter and result types of an entry, including point-free ones
+    (`entry f = map g`), whose parameters come from the body's arrow type."""
+    params = [p.ty for p in d.params]
+    rt = d.body.ty
+    while isinstance(rt, T.Arrow):
+        params.append(rt.param)
+        rt = rt.ret
+    return params, rt
 
 
 def _unique(t: T.Type) -> bool:
