@@ -82,6 +82,8 @@ class Interpreter:
 
     def lam(self, lam: ir.Lambda, args: Sequence[Value], env: Env) -> list[Value]:
         """Apply a lambda; its free variables are read from `env`."""
+        if len(args) != len(lam.params):
+            raise IRError(f"lambda of {len(lam.params)} parameters applied to {len(args)}")
         for p, a in zip(lam.params, args):
             env[p.name] = a
         return self.body(lam.body, env)
@@ -140,6 +142,8 @@ class Interpreter:
         """Map, then scans over the first results and reductions over the next."""
         w = int(subexp(e.w, env))
         cols = self.map_rows(e.map_lam, w, [env[a] for a in e.arrs], env)
+        if len(cols) < sum(len(op.nes) for op in (*e.scans, *e.reds)):
+            raise IRError("a Screma's map lambda returns fewer values than its operators take")
         out: list[Value] = []
         k = 0
         for s in e.scans:

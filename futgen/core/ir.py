@@ -24,35 +24,60 @@ needs:
   with the other parts empty, so fusion later merges Scremas without new
   node kinds.  `Scatter` and `Hist` have their own nodes.
 
-Grammar (`x` a VName, `se` a SubExp, `t` a Type, `p` = `x: t`):
+Grammar (`x` a VName, `se` a SubExp, `t` a Type, `p` = `x: t`), as
+`futgen.core.pretty` prints it:
 
     prog   ::= fun*
     fun    ::= ["entry"] "fun" name "(" p, ... ")" ":" "(" t, ... ")" "=" body
     body   ::= "{" stm* "in" "(" se, ... ")" "}"
     stm    ::= "let" "(" p, ... ")" "=" exp
-    exp    ::= se | unop | binop | cmp | conv | index | update | array
-             | iota | replicate | reshape | rearrange | concat | copy | size | assert
+    exp    ::= se | op "." prim se | op "." prim se se | prim "->" prim se
+             | x "[" idx, ... "]" | x "with" "[" idx, ... "]" "=" se
+             | "array" t "[" se, ... "]" | "iota" se se se | "replicate" "(" se, ... ")" se
+             | "reshape" "(" se, ... ")" x | "rearrange" "(" int, ... ")" x
+             | "concat" "(" x, ... ")" | "copy" x | "size" x int | "assert" se "msg"
              | "apply" name "(" se, ... ")"
-             | "if" se "then" body "else" body
-             | "loop" "(" p "=" se, ... ")" ("for" x "<" se | "while" x) "do" body
-             | "screma" se "(" x, ... ")" "scan" "(" lam ne* ")"* "reduce" ... "map" lam
-             | "scatter" se "(" x, ... ")" lam "into" "(" x "/" k, ... ")"
-             | "hist" se "(" x, ... ")" "(" x "ne" se op lam ")"* "map" lam
+             | "if" se ":" "(" t, ... ")" "then" body "else" body
+             | "loop" "(" p "=" se, ... ")" ("for" x ":" prim "<" se | "while" x) "do" body
+             | "screma" se "(" x, ... ")" ("scan" nes lam)* ("reduce" nes lam)* "map" lam
+             | "scatter" se "(" x, ... ")" "into" "(" x "/" int, ... ")" lam
+             | "hist" se "(" x, ... ")" ("into" "(" x, ... ")" nes lam)* "map" lam
     lam    ::= "\\" "(" p, ... ")" ":" "(" t, ... ")" "->" body
-    t      ::= prim | "[" se | "?" "]" ... prim
-    se     ::= x | constant            (constants carry their type: 1i64, 0.5f32, true)
+    idx    ::= se | se ":+" se "*" se          (start :+ count * stride)
+    t      ::= prim | ("[" se "]" | "[?]")+ prim
+    se     ::= x | constant                     (typed: 1i64, 0.5f32, true)
 
-Printed example (`def main (xs: [n]i32) = reduce (+) 0 (map (*2) xs)`):
+Printed example, the internalisation of
+`entry main (xs: []i32) : i32 = reduce (+) 0 (map (* 2) xs)`:
 
     entry fun main(xs_0: [?]i32) : (i32) =
     {
       let (n_1: i64) = size xs_0 0
-      let (r_5: i32) =
+      let (map_4: [n_1]i32) =
         screma n_1 (xs_0)
-          reduce (\\(a_2: i32, b_3: i32) : (i32) -> { let (c_4: i32) = add.i32 a_2 b_3 in (c_4) } 0i32)
-          map (\\(x_6: i32) : (i32) -> { let (y_7: i32) = mul.i32 x_6 2i32 in (y_7) })
-      in (r_5)
+          map
+            \\(x_2: i32) : (i32) ->
+            {
+              let (x_3: i32) = *.i32 x_2 2i32
+              in (x_3)
+            }
+      let (red_9: i32) =
+        screma n_1 (map_4)
+          reduce (0i32)
+            \\(x_5: i32, x_6: i32) : (i32) ->
+            {
+              let (x_7: i32) = +.i32 x_5 x_6
+              in (x_7)
+            }
+          map
+            \\(x_8: i32) : (i32) ->
+            {
+              in (x_8)
+            }
+      in (red_9)
     }
+
+Fusion will turn the two Scremas into one (a "redomap").
 
 (`futgen.core.pretty` prints this form; nodes are frozen, slotted
 dataclasses holding tuples, so passes build new nodes with `match` and

@@ -1,0 +1,68 @@
+"""Internalisation of constructs beyond the examples, and the constructs it
+refuses: those raise UnsupportedFeature with the source location, never
+produce a program that means something else."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from futgen.core import internalise, run
+from futgen.errors import UnsupportedFeature
+from futgen.frontend import check_source
+
+
+def _run(source: str, entry: str, *args):
+    return run(internalise(check_source(source, "t.fut")), entry, list(args))
+
+
+def test_polymorphic_function_is_copied_per_type() -> None:
+    src = """
+def first 't (xs: []t) : t = xs[0]
+entry main (a: []i32) (b: []f64) : (i32, f64) = (first a, first b)
+"""
+    prog = internalise(check_source(src, "t.fut"))
+    assert len([f for f in prog.functions if f.name.startswith("first")]) == 2
+    got = run(prog, "main", [np.array([3, 4], np.int32), np.array([0.5])])
+    assert got == [np.int32(3), np.float64(0.5)]
+
+
+def test_records_and_tuples_flatten() -> None:
+    src = """
+entry main (x: f32) : (f32, f32) =
+  let r = {a = x, b = (x + 1, x * 2)}
+  let r = r with a = 10
+  in (r.a, r.b.1)
+"""
+    assert _run(src, "main", np.float32(3)) == [np.float32(10), np.float32(6)]
+
+
+def test_short_circuit_guards_the_right_operand() -> None:
+    src = """
+entry main (xs: []i32) (i: i64) : bool = i < length xs && xs[i] > 0
+"""
+    xs = np.array([1, -1], np.int32)
+    assert _run(src, "main", xs, np.int64(5)) == [np.bool_(False)]
+    assert _run(src, "main", xs, np.int64(0)) == [np.bool_(True)]
+
+
+def test_integer_arithmetic_wraps() -> None:
+    src = "entry main (x: u8) : u8 = x * 3 + 1"
+    assert _run(src, "main", np.uint8(100)) == [np.uint8(45)]
+
+
+@pytest.mark.parametrize(("source", "feature", "line"), [
+    ("entry main (xs: []i32) : [3]i32 =\n  xs :> [3]i32", "size coercion", 2),
+    ("def (<+>) (x: i32) (y: i32) = x + y\nentry main (x: i32) : i32 =\n  x <+> x",
+     "operator <+>", 3),
+    ("entry main (xs: []i32) : []i32 =\n  xs[1:]", "slices", 2),
+    ("entry main (n: i64) : []i64 =\n  1..2...n", "ranges", 2),
+    ("entry main (xs: [][]i32) : [][]i32 =\n  filter (\\r -> r[0] > 0) xs",
+     "filter on arrays of arrays", 2),
+])
+def test_unsupported_constructs_name_feature_and_location(source: str, feature: str,
+                                                          line: int) -> None:
+    with pytest.raises(UnsupportedFeature) as info:
+        internalise(check_source(source, "bad.fut"))
+    assert feature in info.value.feature
+    assert info.value.loc is not None and info.value.loc.line == line

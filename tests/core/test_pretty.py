@@ -1,0 +1,61 @@
+"""The core IR printer on a small program (golden text), and the IR's
+structural equality that the printer's future parser will rely on."""
+
+from __future__ import annotations
+
+import textwrap
+
+from futgen.core import internalise, pretty
+from futgen.frontend import check_source
+
+SOURCE = """
+def twice (x: i32) : i32 = x * 2
+entry main (n: i64) (xs: [n]i32) : ([n]i32, i32) =
+  let ys = map twice xs
+  in (ys, if n == 0 then 0 else ys[0])
+"""
+
+EXPECTED = """\
+entry fun main(n_0: i64, xs_1: [?]i32) : ([?]i32, i32) =
+{
+  let (map_6: [n_0]i32) =
+    screma n_0 (xs_1)
+      map
+        \\(x_2: i32) : (i32) ->
+        {
+          let (twice_5: i32) = apply twice(x_2)
+          in (twice_5)
+        }
+  let (c_7: bool) = ==.i64 n_0 0i64
+  let (if_10: i32) =
+    if c_7 : (i32)
+    then
+    {
+      in (0i32)
+    }
+    else
+    {
+      let (i_8: i64) = i32->i64 0i32
+      let (elem_9: i32) = map_6[i_8]
+      in (elem_9)
+    }
+  in (map_6, if_10)
+}
+
+fun twice(x_3: i32) : (i32) =
+{
+  let (x_4: i32) = *.i32 x_3 2i32
+  in (x_4)
+}
+"""
+
+
+def test_pretty_golden() -> None:
+    text = pretty(internalise(check_source(textwrap.dedent(SOURCE), "golden.fut")))
+    assert text == EXPECTED, text
+
+
+def test_internalisation_is_deterministic() -> None:
+    a = internalise(check_source(SOURCE, "a.fut"))
+    b = internalise(check_source(SOURCE, "a.fut"))
+    assert a == b and hash(a) == hash(b)
