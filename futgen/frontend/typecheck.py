@@ -761,8 +761,8 @@ class Checker:
                 self.check(cond, BOOL)
         bt, _ = self.check(e.body)
         self.pop()
-        self.unify(pt, bt, e.body.loc, "the loop body does not return the loop parameter's type",
-                   lenient=True)
+        self.unify(pt, bt, e.body.loc, "Loop body does not have expected type",
+                   lenient=not _has_ascription(e.pat))
         self.barriers.pop()
         newly = set(self.consumed) - consumed_before
         for p in params:
@@ -949,9 +949,10 @@ class Checker:
             self.barriers.append((self.depth, "function"))
         tvars, svars = self._bind_tparams(d.tparams)
         ptypes = []
+        param_vars: list[VarInfo] = []
         for p in d.params:
             pt = self.param_type(p)
-            self.bind_pattern(p, pt, NO_ALIAS, param=True)
+            param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         ret = self.resolve(d.ret) if d.ret is not None else None
         bt, bal = self.check(d.body, ret)
@@ -961,10 +962,31 @@ class Checker:
         rt = ret if ret is not None else bt
         if d.params and not local:
             self._check_result_aliases(d, rt, bal)
+        if ret is not None:
+            self._check_unique_return(d, self.zonk(ret), bal, param_vars)
         t = rt
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
         return Scheme(tvars, svars, t)
+
+    def _check_unique_return(
+        self, d: S.ValDecl, rt: Type, bal: Alias, params: list[VarInfo]
+    ) -> None:
+        """A unique result (component) must not share memory with a non-unique parameter."""
+        if isinstance(rt, Tuple) and isinstance(bal, tuple) and len(bal) == len(rt.elems):
+            for t, al in zip(rt.elems, bal):
+                self._check_unique_return(d, t, al, params)
+            return
+        if not _is_unique(rt):
+            return
+        uids = _flatten_alias(bal)
+        for p in params:
+            if p.uid in uids and p.consumable is not None:
+                raise self.err(
+                    f'Unique-typed return value of "{d.name}" is aliased to "{p.name}", '
+                    "which is not consumable.",
+                    d.body.loc,
+                )
 
     def _check_result_aliases(self, d: S.ValDecl, rt: Type, bal: Alias) -> None:
         for uid in _flatten_alias(bal):

@@ -118,3 +118,20 @@ def test_branches_may_consume_independently():
         "  if b then xs with [0] = 1 else xs with [1] = 2\n"
     )
     decl(src, "main")
+
+
+@pytest.mark.parametrize(
+    "src, message",
+    [
+        ("def main (n: i64) : [n]bool =\n  loop (a: [n]bool) = replicate n true for i < 3 do replicate 3 true",
+         'Loop body does not have expected type: Sizes "n" and "3" do not match'),
+        ("def f (x: []i32) : []i32 = x\ndef main (a: []i32) : *[]i32 = f a",
+         'Unique-typed return value of "main" is aliased to "a"'),
+    ],
+)
+def test_rejected_strict(src, message):
+    assert message in reject(src)
+
+
+def test_unique_component_of_tuple_result_only():
+    decl("def f (c: *[]i32) (p: []i32) : (*[]i32, []i32) = (c, p)", "f")
