@@ -56,7 +56,9 @@ def _gather(text: str, file: str, out: list, loaded: set, stack: list) -> None:
             out.append(d)
 
 
-def _import(d: S.ImportDecl, importer: str, out: list, loaded: set, stack: list) -> None:
+def _import(
+    d: S.ImportDecl, importer: str, out: list, loaded: set, stack: list
+) -> None:
     path = os.path.normpath(os.path.join(os.path.dirname(importer), d.path + ".fut"))
     if path in stack:
         raise CompileError(f'import cycle: "{d.path}" imports itself', d.loc)
@@ -84,4 +86,4 @@ def _qualified_to_projection(node):
     return None
 
 
-__all__ = ["load", "check_source", "parse_file"]
+__all__ = ["check_source", "load", "parse_file"]

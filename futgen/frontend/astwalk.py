@@ -7,7 +7,8 @@ about a few node kinds; these helpers visit or rebuild everything else.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from futgen.frontend import syntax as S
 

@@ -137,11 +137,43 @@ _INTEGRAL = {
     "mul_hi": "(x: t) (y: t) : t",
     "mad_hi": "(a: t) (b: t) (c: t) : t",
 }
-_UNARY_REAL = (
-    "recip sqrt rsqrt cbrt exp sin cos tan sinpi cospi tanpi asin acos atan asinpi acospi"
-    " atanpi sinh cosh tanh asinh acosh atanh gamma lgamma erf erfc log log2 log10 log1p"
-    " ceil floor trunc round"
-).split()
+_UNARY_REAL = [
+    "recip",
+    "sqrt",
+    "rsqrt",
+    "cbrt",
+    "exp",
+    "sin",
+    "cos",
+    "tan",
+    "sinpi",
+    "cospi",
+    "tanpi",
+    "asin",
+    "acos",
+    "atan",
+    "asinpi",
+    "acospi",
+    "atanpi",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "gamma",
+    "lgamma",
+    "erf",
+    "erfc",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "ceil",
+    "floor",
+    "trunc",
+    "round",
+]
 _REAL = {
     **{f: "(x: t) : t" for f in _UNARY_REAL},
     "from_fraction": "(x: i64) (y: i64) : t",
@@ -185,9 +217,7 @@ def _module(t: str) -> dict[str, str]:
             result = "bool" if op in ("==", "!=", "<", ">", "<=", ">=") else "t"
             sigs[op] = f"(x: t) (y: t) : {result}"
     int_t = _BITS_OF_FLOAT.get(t, t)
-    return {
-        f"{t}.{name}": _subst_t(sig, t, int_t) for name, sig in sigs.items()
-    }
+    return {f"{t}.{name}": _subst_t(sig, t, int_t) for name, sig in sigs.items()}
 
 
 def _subst_t(sig: str, t: str, int_t: str) -> str:
@@ -206,4 +236,11 @@ def all_signatures() -> dict[str, str]:
 NUMERIC_MODULES = PRIMS
 SIGNATURES: dict[str, str] = all_signatures()
 
-__all__ = ["SIGNATURES", "GENERIC", "NUMERIC_MODULES", "NUMERIC_OPS", "INTEGRAL_OPS", "FLOATS"]
+__all__ = [
+    "FLOATS",
+    "GENERIC",
+    "INTEGRAL_OPS",
+    "NUMERIC_MODULES",
+    "NUMERIC_OPS",
+    "SIGNATURES",
+]

@@ -16,8 +16,9 @@ interpreter.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
 from futgen.frontend import syntax as S
@@ -29,7 +30,6 @@ from futgen.frontend.types import (
     NUMERIC,
     PRIMS,
     UNIT,
-    AnySize,
     Array,
     Arrow,
     Dim,
@@ -59,7 +59,9 @@ EQ_OPS = {"==", "!="}
 BOOL_OPS = {"&&", "||"}
 # Built-ins whose polymorphic result (`*t`) is always a fresh value.
 FRESH_RESULT_BUILTINS = {"copy", "manifest"}
-BUILTIN_BINOPS = ARITH_OPS | INT_OPS | ORDER_OPS | EQ_OPS | BOOL_OPS | {"++", "|>", "<|"}
+BUILTIN_BINOPS = (
+    ARITH_OPS | INT_OPS | ORDER_OPS | EQ_OPS | BOOL_OPS | {"++", "|>", "<|"}
+)
 
 
 @dataclass
@@ -159,7 +161,14 @@ class Checker:
         uid = f"{name}#{next(self._uids)}"
         al = NO_ALIAS if self.is_prim(t) else _flatten_alias(aliases) | {uid}
         info = VarInfo(
-            uid, name, scheme or Scheme((), (), t), loc, self.depth, al, consumable, is_global
+            uid,
+            name,
+            scheme or Scheme((), (), t),
+            loc,
+            self.depth,
+            al,
+            consumable,
+            is_global,
         )
         self.scopes[-1].vars[name] = info
         return info
@@ -204,8 +213,12 @@ class Checker:
                 names = [f for f, _ in fields]
                 if len(set(names)) != len(names):
                     raise self.err("duplicate field in record type", loc)
-                fs = tuple(sorted(((f, self.resolve(t, anon)) for f, t in fields),
-                                  key=lambda f: f[0]))
+                fs = tuple(
+                    sorted(
+                        ((f, self.resolve(t, anon)) for f, t in fields),
+                        key=lambda f: f[0],
+                    )
+                )
                 return _record_or_tuple(fs)
             case S.TEArrow(pname, param, ret, _):
                 if pname is not None:
@@ -219,7 +232,9 @@ class Checker:
             case S.TEUnique(inner, loc):
                 t = self.resolve(inner, anon)
                 return _make_unique(t)
-        raise UnsupportedFeature(f"type expression {type(te).__name__}", getattr(te, "loc", None))
+        raise UnsupportedFeature(
+            f"type expression {type(te).__name__}", getattr(te, "loc", None)
+        )
 
     def _resolve_name(self, name: str, args: list, loc: Loc, anon: str) -> Type:
         if name in PRIMS and not args:
@@ -238,18 +253,23 @@ class Checker:
     ) -> Type:
         if len(args) != len(ab.params):
             raise self.err(
-                f'Type "{name}" expects {len(ab.params)} arguments, given {len(args)}.', loc
+                f'Type "{name}" expects {len(ab.params)} arguments, given {len(args)}.',
+                loc,
             )
         self.push()
         for p, a in zip(ab.params, args):
             if isinstance(p, S.SizeParam):
                 if not isinstance(a, (S.DimName, S.DimConst, S.DimAny, S.DimExpr)):
-                    raise self.err(f'Type "{name}": size argument expected for [{p.name}].', loc)
+                    raise self.err(
+                        f'Type "{name}": size argument expected for [{p.name}].', loc
+                    )
                 d = self.resolve_dim(a, anon)
                 self.scopes[-1].types[f"[{p.name}]"] = d
             else:
                 if isinstance(a, (S.DimName, S.DimConst, S.DimAny, S.DimExpr)):
-                    raise self.err(f"Type \"{name}\": type argument expected for '{p.name}.", loc)
+                    raise self.err(
+                        f'Type "{name}": type argument expected for \'{p.name}.', loc
+                    )
                 self.scopes[-1].types[p.name] = self.resolve(a, anon)
         t = self.resolve(ab.body, anon)
         self.pop()
@@ -260,7 +280,9 @@ class Checker:
             case S.DimConst(v, _):
                 return SizeConst(v)
             case S.DimAny(_):
-                return self.u.fresh_size() if anon == "fresh" else self.u.anonymous_size()
+                return (
+                    self.u.fresh_size() if anon == "fresh" else self.u.anonymous_size()
+                )
             case S.DimName(name, loc):
                 bound = self.lookup_type(f"[{name}]")
                 if bound is not None:
@@ -268,7 +290,9 @@ class Checker:
                 v = self.lookup_var(name)
                 if v is None:
                     raise self.err(f'Unknown size "{name}".', loc)
-                self.unify(v.scheme.type, I64, loc, f'size "{name}" must be of type i64')
+                self.unify(
+                    v.scheme.type, I64, loc, f'size "{name}" must be of type i64'
+                )
                 return SizeVar(name)
             case S.DimExpr(expr, _):
                 t, _ = self.check(expr)
@@ -278,7 +302,9 @@ class Checker:
 
     # ============================================================ unification
 
-    def unify(self, t1: Type, t2: Type, loc: Loc | None, context: str, lenient=False) -> None:
+    def unify(
+        self, t1: Type, t2: Type, loc: Loc | None, context: str, lenient=False
+    ) -> None:
         try:
             self.u.unify(t1, t2, lenient)
         except UnifyError as e:
@@ -362,7 +388,11 @@ class Checker:
             self.bind_pattern(p, pt, NO_ALIAS, param=True)
             params.append(pt)
         names = [_param_name(p) for p in decl.params]
-        ret = self.resolve(decl.ret, "any") if decl.ret is not None else self.u.fresh_type()
+        ret = (
+            self.resolve(decl.ret, "any")
+            if decl.ret is not None
+            else self.u.fresh_type()
+        )
         self.pop()
         t = ret
         for name, p in reversed(list(zip(names, params))):
@@ -376,11 +406,17 @@ class Checker:
         if op == "++":
             a = self.u.fresh_type()
             arr = Array(a, (self.u.anonymous_size(),))
-            return Arrow(None, arr, Arrow(None, arr, Array(a, (self.u.anonymous_size(),), True)))
+            return Arrow(
+                None, arr, Arrow(None, arr, Array(a, (self.u.anonymous_size(),), True))
+            )
         if op in ("|>", "<|"):
             a, b = self.u.fresh_type(), self.u.fresh_type()
             f = Arrow(None, a, b)
-            return Arrow(None, a, Arrow(None, f, b)) if op == "|>" else Arrow(None, f, Arrow(None, a, b))
+            return (
+                Arrow(None, a, Arrow(None, f, b))
+                if op == "|>"
+                else Arrow(None, f, Arrow(None, a, b))
+            )
         a = self.u.fresh_type(self._op_constraint(op, loc))
         res = BOOL if op in ORDER_OPS | EQ_OPS else a
         return Arrow(None, a, Arrow(None, a, res))
@@ -424,13 +460,22 @@ class Checker:
                 elem = row_type(et)
         for x in e.elems:
             t, _ = self.check(x)
-            self.unify(elem, t, x.loc, "all elements of an array literal must have the same type")
+            self.unify(
+                elem,
+                t,
+                x.loc,
+                "all elements of an array literal must have the same type",
+            )
         return array_of(elem, (SizeConst(len(e.elems)),), True), NO_ALIAS
 
     def _check_Range(self, e: S.Range, _exp) -> tuple[Type, Alias]:
         t, _ = self.check(e.start)
-        self.unify(t, self.u.fresh_type(Constraint(prims=frozenset(INTS), origin=e.loc)),
-                   e.start.loc, "range bounds must be integers")
+        self.unify(
+            t,
+            self.u.fresh_type(Constraint(prims=frozenset(INTS), origin=e.loc)),
+            e.start.loc,
+            "range bounds must be integers",
+        )
         for part in (e.second, e.end):
             if part is not None:
                 pt, _ = self.check(part)
@@ -473,7 +518,7 @@ class Checker:
                     if part is not None:
                         self._check_index_value(part)
                 shape.append(self.u.anonymous_size())
-        res = array_of(t.elem, tuple(shape) + t.shape[len(e.indices):])
+        res = array_of(t.elem, tuple(shape) + t.shape[len(e.indices) :])
         return res, (NO_ALIAS if self.is_prim(res) else _flatten_alias(al))
 
     def _check_index_value(self, x: S.Expr) -> None:
@@ -498,12 +543,20 @@ class Checker:
         if op == "++":
             t1, _ = self.check(e.lhs)
             t2, _ = self.check(e.rhs)
-            self.unify(t1, Array(self.u.fresh_type(), (self.u.anonymous_size(),)), e.lhs.loc,
-                       'operands of "++" must be arrays')
-            self.unify(t1, t2, e.loc, 'operands of "++" must have the same row type', True)
+            self.unify(
+                t1,
+                Array(self.u.fresh_type(), (self.u.anonymous_size(),)),
+                e.lhs.loc,
+                'operands of "++" must be arrays',
+            )
+            self.unify(
+                t1, t2, e.loc, 'operands of "++" must have the same row type', True
+            )
             z = self.u.shallow(t1)
             assert isinstance(z, Array)
-            return Array(z.elem, (self.u.anonymous_size(),) + z.shape[1:], True), NO_ALIAS
+            return Array(
+                z.elem, (self.u.anonymous_size(),) + z.shape[1:], True
+            ), NO_ALIAS
         t1, _ = self.check(e.lhs)
         t2, _ = self.check(e.rhs)
         a = self.u.fresh_type(self._op_constraint(op, e.op_loc or e.loc))
@@ -567,7 +620,11 @@ class Checker:
                 self.consume(arg_aliases[i], arg.loc, f'argument #{i + 1} of "{fname}"')
             else:
                 kept.append(arg_aliases[i])
-        if isinstance(fn, S.Var) and fn.full_name in FRESH_RESULT_BUILTINS and not fn.qual:
+        if (
+            isinstance(fn, S.Var)
+            and fn.full_name in FRESH_RESULT_BUILTINS
+            and not fn.qual
+        ):
             return cur, NO_ALIAS
         return cur, self._result_aliases(cur, kept)
 
@@ -577,7 +634,11 @@ class Checker:
             return arrow.ret
         if isinstance(arg, S.Literal) and arg.kind == "int":
             d: Dim = SizeConst(int(arg.value))
-        elif isinstance(arg, S.Var) and not arg.qual and self.lookup_var(arg.name) is not None:
+        elif (
+            isinstance(arg, S.Var)
+            and not arg.qual
+            and self.lookup_var(arg.name) is not None
+        ):
             d = SizeVar(arg.name)
         else:
             d = self.u.anonymous_size()
@@ -609,7 +670,7 @@ class Checker:
             self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         ret = self.resolve(e.ret) if e.ret is not None else None
-        body_t, body_al = self.check(e.body, ret)
+        body_t, _ = self.check(e.body, ret)
         self.barriers.pop()
         self.pop()
         t = ret if ret is not None else body_t
@@ -625,7 +686,9 @@ class Checker:
             return self.instantiate(self.builtin_scheme(e.op, e.loc)), NO_ALIAS
         return self._op_type(e.op, e.loc), NO_ALIAS
 
-    def _section_type(self, e: S.Expr, op: str, arg: S.Expr, left: bool) -> tuple[Type, Alias]:
+    def _section_type(
+        self, e: S.Expr, op: str, arg: S.Expr, left: bool
+    ) -> tuple[Type, Alias]:
         opt = self.u.shallow(self._check_OpSection(S.OpSection(op, loc=e.loc), None)[0])
         if not isinstance(opt, Arrow) or not isinstance(self.u.shallow(opt.ret), Arrow):
             raise self.err(f'Operator "{op}" is not binary.', e.loc)
@@ -658,7 +721,9 @@ class Checker:
         self.consumed = dict(before)
         t2, a2 = self.check(e.els)
         self.consumed.update(after_then)
-        self.unify(t1, t2, e.els.loc, "branches of if have different types", lenient=True)
+        self.unify(
+            t1, t2, e.els.loc, "branches of if have different types", lenient=True
+        )
         t = _anonymise_differing_sizes(self.zonk(t1), self.zonk(t2), self.u)
         # A branch's result cannot be what the other branch consumed.
         consumed_here = frozenset(self.consumed) - frozenset(before)
@@ -680,7 +745,9 @@ class Checker:
         decl = S.ValDecl(False, e.name, e.tparams, e.params, e.ret, e.value, e.loc)
         scheme = self.check_function(decl, local=True)
         self.push()
-        self.bind_var(e.name, scheme.type, e.loc, scheme=scheme, consumable="a function")
+        self.bind_var(
+            e.name, scheme.type, e.loc, scheme=scheme, consumable="a function"
+        )
         t, al = self.check(e.body)
         self.pop()
         return t, al
@@ -691,23 +758,32 @@ class Checker:
         # Reuse indexing rules for the element type, without re-checking src.
         elem_t = self._indexed_type(st, e.indices, e.loc)
         vt, val = self.check(e.value)
-        self.unify(elem_t, vt, e.value.loc, "the value written by `with` has the wrong type")
+        self.unify(
+            elem_t, vt, e.value.loc, "the value written by `with` has the wrong type"
+        )
         del idx
         if _flatten_alias(val) & _flatten_alias(sal) and not self.is_prim(vt):
             raise self.err(
-                "The value written by `with` is aliased to the array being updated.", e.value.loc
+                "The value written by `with` is aliased to the array being updated.",
+                e.value.loc,
             )
         self.consume(sal, e.src.loc, "the source of an in-place update")
-        return _make_unique(st) if isinstance(self.u.shallow(st), Array) else st, NO_ALIAS
+        return _make_unique(st) if isinstance(
+            self.u.shallow(st), Array
+        ) else st, NO_ALIAS
 
     def _indexed_type(self, t: Type, indices: list[S.DimIndex], loc: Loc) -> Type:
         t = self.u.shallow(t)
         if isinstance(t, TypeVar) and t.name.startswith("?"):
-            arr = Array(self.u.fresh_type(), tuple(self.u.anonymous_size() for _ in indices))
+            arr = Array(
+                self.u.fresh_type(), tuple(self.u.anonymous_size() for _ in indices)
+            )
             self.unify(t, arr, loc, "in-place update")
             t = self.u.shallow(t)
         if not isinstance(t, Array) or len(indices) > len(t.shape):
-            raise self.err(f"Cannot update a value of type {self.zonk(t)} at these indices.", loc)
+            raise self.err(
+                f"Cannot update a value of type {self.zonk(t)} at these indices.", loc
+            )
         shape: list[Dim] = []
         for idx in indices:
             if isinstance(idx, S.IdxFix):
@@ -717,7 +793,7 @@ class Checker:
                     if part is not None:
                         self._check_index_value(part)
                 shape.append(self.u.anonymous_size())
-        return array_of(t.elem, tuple(shape) + t.shape[len(indices):])
+        return array_of(t.elem, tuple(shape) + t.shape[len(indices) :])
 
     def _check_RecordUpdate(self, e: S.RecordUpdate, _exp) -> tuple[Type, Alias]:
         st, sal = self.check(e.src)
@@ -726,7 +802,9 @@ class Checker:
             try:
                 ft = self.u.require_field(ft, f)
             except UnifyError as ex:
-                raise self.err(f"with type that must be a record: {ex}", e.loc) from None
+                raise self.err(
+                    f"with type that must be a record: {ex}", e.loc
+                ) from None
         self.check(e.value, ft)
         return st, sal
 
@@ -737,8 +815,18 @@ class Checker:
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
         pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
-        self.unify(pt, it, e.pat.loc, "the loop parameter does not match the initial value", True)
-        pt = _anonymise_sizes(self.zonk(pt), self.u) if not _has_ascription(e.pat) else pt
+        self.unify(
+            pt,
+            it,
+            e.pat.loc,
+            "the loop parameter does not match the initial value",
+            True,
+        )
+        pt = (
+            _anonymise_sizes(self.zonk(pt), self.u)
+            if not _has_ascription(e.pat)
+            else pt
+        )
         self.barriers.append((self.depth, "loop"))
         consumed_before = set(self.consumed)
         params = self.bind_pattern(e.pat, pt, NO_ALIAS, param=True, loop_param=True)
@@ -747,22 +835,38 @@ class Checker:
             case S.ForLoop(var, bound, loc):
                 bt, _ = self.check(bound)
                 c = Constraint(prims=frozenset(INTS), origin=bound.loc)
-                self.unify(bt, self.u.fresh_type(c), bound.loc, "a loop bound must be an integer")
+                self.unify(
+                    bt,
+                    self.u.fresh_type(c),
+                    bound.loc,
+                    "a loop bound must be an integer",
+                )
                 self.bind_var(var, bt, loc)
             case S.ForInLoop(pat, arr, _):
                 at, _ = self.check(arr)
                 row = self.u.fresh_type()
-                self.unify(at, Array(row, (self.u.anonymous_size(),)), arr.loc,
-                           "`for ... in` needs an array")
+                self.unify(
+                    at,
+                    Array(row, (self.u.anonymous_size(),)),
+                    arr.loc,
+                    "`for ... in` needs an array",
+                )
                 et = self.param_type(pat)
-                self.unify(et, row, pat.loc, "the loop variable does not match the array")
+                self.unify(
+                    et, row, pat.loc, "the loop variable does not match the array"
+                )
                 self.bind_pattern(pat, et, NO_ALIAS)
             case S.WhileLoop(cond, _):
                 self.check(cond, BOOL)
         bt, _ = self.check(e.body)
         self.pop()
-        self.unify(pt, bt, e.body.loc, "Loop body does not have expected type",
-                   lenient=not _has_ascription(e.pat))
+        self.unify(
+            pt,
+            bt,
+            e.body.loc,
+            "Loop body does not have expected type",
+            lenient=not _has_ascription(e.pat),
+        )
         self.barriers.pop()
         newly = set(self.consumed) - consumed_before
         for p in params:
@@ -783,7 +887,9 @@ class Checker:
             for names, al in zip(comps, ial):
                 uids = {p.uid for p in params if p.name in names}
                 if uids & newly:
-                    self.consume(al, loc, "the initial value of a consumed loop parameter")
+                    self.consume(
+                        al, loc, "the initial value of a consumed loop parameter"
+                    )
                     out.append(NO_ALIAS)
                 else:
                     out.append(al)
@@ -795,13 +901,15 @@ class Checker:
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
-        et, al = self.check(e.expr, t)
+        _, al = self.check(e.expr, t)
         return t, al
 
     def _check_Coerce(self, e: S.Coerce, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
         et, al = self.check(e.expr)
-        self.unify(et, t, e.loc, "size coercion between incompatible types", lenient=True)
+        self.unify(
+            et, t, e.loc, "size coercion between incompatible types", lenient=True
+        )
         return t, al
 
     # ============================================================== patterns
@@ -820,14 +928,18 @@ class Checker:
                 if len(set(names)) != len(names):
                     raise self.err("duplicate field in record pattern", p.loc)
                 fs = tuple(
-                    sorted(((f, self.param_type(x, fresh_sizes)) for f, x in fields),
-                           key=lambda f: f[0])
+                    sorted(
+                        ((f, self.param_type(x, fresh_sizes)) for f, x in fields),
+                        key=lambda f: f[0],
+                    )
                 )
                 return _record_or_tuple(fs)
             case S.PAscribe(inner, te, _):
                 t = self.resolve(te, "fresh")
                 if fresh_sizes:
-                    t = _substitute(t, {}, {n: self.u.fresh_size() for n in fresh_sizes})
+                    t = _substitute(
+                        t, {}, {n: self.u.fresh_size() for n in fresh_sizes}
+                    )
                 it = self.param_type(inner, fresh_sizes)
                 self.unify(it, t, p.loc, "pattern")
                 return t
@@ -860,7 +972,9 @@ class Checker:
                 pass
             case S.PTuple(elems, _):
                 if len(elems) == 1:
-                    self._bind_pattern(elems[0], t, aliases, param, loop_param, out, unique)
+                    self._bind_pattern(
+                        elems[0], t, aliases, param, loop_param, out, unique
+                    )
                     return
                 st = self.u.shallow(t)
                 if not isinstance(st, Tuple) or len(st.elems) != len(elems):
@@ -869,7 +983,11 @@ class Checker:
                     st = self.u.shallow(t)
                 assert isinstance(st, Tuple)
                 for i, (x, xt) in enumerate(zip(elems, st.elems)):
-                    al = aliases[i] if isinstance(aliases, tuple) and i < len(aliases) else aliases
+                    al = (
+                        aliases[i]
+                        if isinstance(aliases, tuple) and i < len(aliases)
+                        else aliases
+                    )
                     self._bind_pattern(x, xt, al, param, loop_param, out, unique)
             case S.PRecord(fields, _):
                 for f, x in fields:
@@ -877,8 +995,9 @@ class Checker:
                         ft = self.u.require_field(t, f)
                     except UnifyError as ex:
                         raise self.err(f"record pattern: {ex}", p.loc) from None
-                    self._bind_pattern(x, ft, _flatten_alias(aliases), param, loop_param, out,
-                                       unique)
+                    self._bind_pattern(
+                        x, ft, _flatten_alias(aliases), param, loop_param, out, unique
+                    )
             case S.PAscribe(inner, te, _):
                 u = unique or isinstance(te, S.TEUnique)
                 self._bind_pattern(inner, t, aliases, param, loop_param, out, u)
@@ -899,7 +1018,8 @@ class Checker:
         for info in self._vars_by_uid(uids):
             if info.is_global:
                 raise self.err(
-                    f'Consuming "{info.name}", which is not consumable (a global constant).', loc
+                    f'Consuming "{info.name}", which is not consumable (a global constant).',
+                    loc,
                 )
             if info.consumable is not None:
                 raise self.err(
@@ -927,11 +1047,15 @@ class Checker:
         for uid in uids:
             if uid.startswith("global:") and uid not in seen:
                 name = uid.split(":", 1)[1]
-                yield VarInfo(uid, name, Scheme((), (), UNIT), NOWHERE, 0, is_global=True)
+                yield VarInfo(
+                    uid, name, Scheme((), (), UNIT), NOWHERE, 0, is_global=True
+                )
 
     # ========================================================== declarations
 
-    def _bind_tparams(self, tparams: list[S.TParam]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def _bind_tparams(
+        self, tparams: list[S.TParam]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         tvars, svars = [], []
         for tp in tparams:
             if isinstance(tp, S.SizeParam):
@@ -973,7 +1097,11 @@ class Checker:
         self, d: S.ValDecl, rt: Type, bal: Alias, params: list[VarInfo]
     ) -> None:
         """A unique result (component) must not share memory with a non-unique parameter."""
-        if isinstance(rt, Tuple) and isinstance(bal, tuple) and len(bal) == len(rt.elems):
+        if (
+            isinstance(rt, Tuple)
+            and isinstance(bal, tuple)
+            and len(bal) == len(rt.elems)
+        ):
             for t, al in zip(rt.elems, bal):
                 self._check_unique_return(d, t, al, params)
             return
@@ -993,7 +1121,8 @@ class Checker:
             if uid.startswith("global:"):
                 name = uid.split(":", 1)[1]
                 raise self.err(
-                    f'Function result aliases the free variable "{name}"; use "copy".', d.loc
+                    f'Function result aliases the free variable "{name}"; use "copy".',
+                    d.loc,
                 )
 
     def check_decl(self, d: S.Decl) -> None:
@@ -1030,12 +1159,18 @@ class Checker:
         free_sizes = tuple(sorted(_free_size_vars(scheme.type)))
         scheme = Scheme(scheme.tvars, scheme.svars + free_sizes, scheme.type)
         if d.entry and scheme.tvars:
-            raise self.err(f'Entry point "{d.name}" may not be polymorphic '
-                           f"(type parameters {', '.join(scheme.tvars)}).", d.loc)
+            raise self.err(
+                f'Entry point "{d.name}" may not be polymorphic '
+                f"(type parameters {', '.join(scheme.tvars)}).",
+                d.loc,
+            )
         if free:
             if d.entry:
-                raise self.err(f'Entry point "{d.name}" has an ambiguous (polymorphic) type '
-                               f"{scheme.type}.", d.loc)
+                raise self.err(
+                    f'Entry point "{d.name}" has an ambiguous (polymorphic) type '
+                    f"{scheme.type}.",
+                    d.loc,
+                )
             scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
         if d.entry:
             self._check_entry(d, scheme)
@@ -1056,7 +1191,9 @@ class Checker:
         t = s.type
         while isinstance(t, Arrow):
             if _is_higher_order(t.param):
-                raise self.err(f'Entry point "{d.name}" may not be higher-order.', d.loc)
+                raise self.err(
+                    f'Entry point "{d.name}" may not be higher-order.', d.loc
+                )
             t = t.ret
         if _is_higher_order(t):
             raise self.err(f'Entry point "{d.name}" may not be higher-order.', d.loc)
@@ -1073,7 +1210,7 @@ class Checker:
             elif "i32" in c.prims:
                 default = "i32"
             elif c.prims:
-                default = sorted(c.prims)[0]
+                default = min(c.prims)
             else:
                 continue
             try:
@@ -1102,15 +1239,20 @@ def _make_unique(t: Type) -> Type:
     return t
 
 
-def _is_unique(t: Type) -> bool:
+def _any_array(t: Type, pred) -> bool:
+    """Whether some array inside `t` (through tuples and records) satisfies `pred`."""
     match t:
-        case Array(_, _, u):
-            return u
+        case Array():
+            return pred(t)
         case Tuple(es):
-            return any(_is_unique(x) for x in es)
+            return any(_any_array(x, pred) for x in es)
         case Record(fs):
-            return any(_is_unique(x) for _, x in fs)
+            return any(_any_array(x, pred) for _, x in fs)
     return False
+
+
+def _is_unique(t: Type) -> bool:
+    return _any_array(t, lambda a: a.unique)
 
 
 def _alias_by_uniqueness(t: Type, everything: frozenset) -> Alias:
@@ -1123,7 +1265,11 @@ def _alias_by_uniqueness(t: Type, everything: frozenset) -> Alias:
         case Scalar():
             return NO_ALIAS
         case Record(fs):
-            return NO_ALIAS if all(_is_unique(x) or _is_prim(x) for _, x in fs) else everything
+            return (
+                NO_ALIAS
+                if all(_is_unique(x) or _is_prim(x) for _, x in fs)
+                else everything
+            )
     return everything
 
 
@@ -1134,14 +1280,7 @@ def _remove_alias(a: Alias, uids: frozenset) -> Alias:
 
 
 def _contains_array(t: Type) -> bool:
-    match t:
-        case Array():
-            return True
-        case Tuple(es):
-            return any(_contains_array(x) for x in es)
-        case Record(fs):
-            return any(_contains_array(x) for _, x in fs)
-    return False
+    return _any_array(t, lambda a: True)
 
 
 def _merge_alias(a: Alias, b: Alias) -> Alias:
@@ -1155,7 +1294,9 @@ def _substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
         case TypeVar(n):
             return tsub.get(n, t)
         case Array(e, shape, u):
-            dims = tuple(ssub.get(d.name, d) if isinstance(d, SizeVar) else d for d in shape)
+            dims = tuple(
+                ssub.get(d.name, d) if isinstance(d, SizeVar) else d for d in shape
+            )
             return array_of(_substitute(e, tsub, ssub), dims, u)
         case Tuple(es):
             return Tuple(tuple(_substitute(x, tsub, ssub) for x in es))
@@ -1185,7 +1326,11 @@ def _free_type_vars(t: Type) -> set[str]:
 def _free_size_vars(t: Type) -> set[str]:
     match t:
         case Array(e, shape, _):
-            names = {d.name for d in shape if isinstance(d, SizeVar) and d.name.startswith("?")}
+            names = {
+                d.name
+                for d in shape
+                if isinstance(d, SizeVar) and d.name.startswith("?")
+            }
             return names | _free_size_vars(e)
         case Tuple(es):
             return set().union(*(_free_size_vars(x) for x in es)) if es else set()
@@ -1236,7 +1381,9 @@ def _anonymise_differing_sizes(t1: Type, t2: Type, u: Unifier) -> Type:
             shape = tuple(a if a == b else u.anonymous_size() for a, b in zip(s1, s2))
             return Array(e1, shape, u1 and u2)
         case Tuple(es1), Tuple(es2) if len(es1) == len(es2):
-            return Tuple(tuple(_anonymise_differing_sizes(a, b, u) for a, b in zip(es1, es2)))
+            return Tuple(
+                tuple(_anonymise_differing_sizes(a, b, u) for a, b in zip(es1, es2))
+            )
     return t1
 
 
@@ -1284,7 +1431,11 @@ def _pattern_names(p: S.Pat) -> set[str]:
         case S.PTuple(elems, _):
             return set().union(*(_pattern_names(x) for x in elems)) if elems else set()
         case S.PRecord(fields, _):
-            return set().union(*(_pattern_names(x) for _, x in fields)) if fields else set()
+            return (
+                set().union(*(_pattern_names(x) for _, x in fields))
+                if fields
+                else set()
+            )
     return set()
 
 

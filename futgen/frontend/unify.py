@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from futgen.errors import CompileError, Loc
+from futgen.errors import Loc
 from futgen.frontend.types import (
     AnySize,
     Array,
@@ -27,7 +27,6 @@ from futgen.frontend.types import (
     Dim,
     Record,
     Scalar,
-    SizeConst,
     SizeVar,
     Tuple,
     Type,
@@ -86,7 +85,11 @@ class Unifier:
         """Resolve bound type variables at the top of `t`, merging arrays."""
         while isinstance(t, TypeVar) and t.name in self.types:
             t = self.types[t.name]
-        if isinstance(t, Array) and isinstance(t.elem, TypeVar) and t.elem.name in self.types:
+        if (
+            isinstance(t, Array)
+            and isinstance(t.elem, TypeVar)
+            and t.elem.name in self.types
+        ):
             inner = self.shallow(t.elem)
             merged = array_of(inner, t.shape, t.unique)
             return merged
@@ -151,7 +154,8 @@ class Unifier:
         rest1 = array_of(a1.elem, a1.shape[n:])
         rest2 = array_of(a2.elem, a2.shape[n:])
         if n1 != n2 and not (
-            isinstance(self.shallow(rest1), TypeVar) or isinstance(self.shallow(rest2), TypeVar)
+            isinstance(self.shallow(rest1), TypeVar)
+            or isinstance(self.shallow(rest2), TypeVar)
         ):
             raise UnifyError(
                 f"types {self.zonk(a1)} and {self.zonk(a2)} do not match (different ranks)"
@@ -175,7 +179,9 @@ class Unifier:
         if isinstance(t, TypeVar) and t.name == name:
             return
         if self._occurs(name, t):
-            raise UnifyError(f"occurs check: cannot construct the infinite type {name} = {t}")
+            raise UnifyError(
+                f"occurs check: cannot construct the infinite type {name} = {t}"
+            )
         c = self.constraints.pop(name, None)
         # Uniqueness belongs to declared parameter and return types, never to
         # what an inference variable stands for.
@@ -188,11 +194,12 @@ class Unifier:
         if isinstance(t, TypeVar) and t.name.startswith("?"):
             self._merge_constraint(t.name, c)
             return
-        if c.prims is not None:
-            if not (isinstance(t, Scalar) and t.name in c.prims):
-                raise UnifyError(f"type {self.zonk(t)} is not one of {_prims_str(c.prims)}")
+        if c.prims is not None and not (isinstance(t, Scalar) and t.name in c.prims):
+            raise UnifyError(f"type {self.zonk(t)} is not one of {_prims_str(c.prims)}")
         if c.equality and isinstance(t, Arrow):
-            raise UnifyError(f"type {self.zonk(t)} does not support equality (a function)")
+            raise UnifyError(
+                f"type {self.zonk(t)} does not support equality (a function)"
+            )
         for fname, ftype in c.fields.items():
             actual = _field_of(t, fname)
             if actual is None:

@@ -77,20 +77,43 @@ def test_local_function_and_polymorphism():
         ("def main (xs: []i32) = xs.foo", 'field "foo"', "t.fut:1:"),
         ("def main (x: i32) = x 1", "not a function", "t.fut:1:"),
         ("def main (x: qq) = x", 'Unknown type "qq"', "t.fut:1:"),
-        ("def main [n][m] (xs: [n]i32) (ys: [m]i32) = map2 (+) xs ys",
-         'Sizes "n" and "m" do not match', "t.fut:1:"),
-        ("def main (xs: [3]i32) : [4]i32 = xs", 'Sizes "3" and "4" do not match', "t.fut:1:"),
+        (
+            "def main [n][m] (xs: [n]i32) (ys: [m]i32) = map2 (+) xs ys",
+            'Sizes "n" and "m" do not match',
+            "t.fut:1:",
+        ),
+        (
+            "def main (xs: [3]i32) : [4]i32 = xs",
+            'Sizes "3" and "4" do not match',
+            "t.fut:1:",
+        ),
         ("def main (xs: []i32) = xs with [0] = 1", 'Consuming "xs"', "t.fut:1:24"),
-        ("def main (xs: *[]i32) = let ys = xs with [0] = 1 in xs[0] + ys[0]",
-         'Using "xs", but this was consumed at t.fut:1:', "t.fut:1:53"),
-        ("def main (xs: *[]i32) = let ys = xs[1:] let zs = xs with [0] = 1 in ys[0]",
-         'Using "ys", but this was consumed', "t.fut:1:"),
-        ("def main (xs: *[]i32) = map (\\i -> (xs with [i] = 0)[0]) (iota 3)",
-         'Consuming variable "xs", which is bound outside the enclosing lambda', "t.fut:1:"),
-        ("def g : []i32 = [1, 2]\ndef main (i: i64) = g with [i] = 0",
-         "not consumable (a global constant)", "t.fut:2:"),
+        (
+            "def main (xs: *[]i32) = let ys = xs with [0] = 1 in xs[0] + ys[0]",
+            'Using "xs", but this was consumed at t.fut:1:',
+            "t.fut:1:53",
+        ),
+        (
+            "def main (xs: *[]i32) = let ys = xs[1:] let zs = xs with [0] = 1 in ys[0]",
+            'Using "ys", but this was consumed',
+            "t.fut:1:",
+        ),
+        (
+            "def main (xs: *[]i32) = map (\\i -> (xs with [i] = 0)[0]) (iota 3)",
+            'Consuming variable "xs", which is bound outside the enclosing lambda',
+            "t.fut:1:",
+        ),
+        (
+            "def g : []i32 = [1, 2]\ndef main (i: i64) = g with [i] = 0",
+            "not consumable (a global constant)",
+            "t.fut:2:",
+        ),
         ("def main (xs: []i32) = scatter xs [0] [1]", 'Consuming "xs"', "t.fut:1:"),
-        ("def f (xs: *[]i32) = xs\ndef main (xs: *[]i32) = (f xs, xs)", 'Using "xs"', "t.fut:2:"),
+        (
+            "def f (xs: *[]i32) = xs\ndef main (xs: *[]i32) = (f xs, xs)",
+            'Using "xs"',
+            "t.fut:2:",
+        ),
         ("entry main 't (x: t) = x", "Entry point", "t.fut:1:"),
         ("entry main (f: i32 -> i32) = f 1", "higher-order", "t.fut:1:"),
     ],
@@ -123,10 +146,14 @@ def test_branches_may_consume_independently():
 @pytest.mark.parametrize(
     "src, message",
     [
-        ("def main (n: i64) : [n]bool =\n  loop (a: [n]bool) = replicate n true for i < 3 do replicate 3 true",
-         'Loop body does not have expected type: Sizes "n" and "3" do not match'),
-        ("def f (x: []i32) : []i32 = x\ndef main (a: []i32) : *[]i32 = f a",
-         'Unique-typed return value of "main" is aliased to "a"'),
+        (
+            "def main (n: i64) : [n]bool =\n  loop (a: [n]bool) = replicate n true for i < 3 do replicate 3 true",
+            'Loop body does not have expected type: Sizes "n" and "3" do not match',
+        ),
+        (
+            "def f (x: []i32) : []i32 = x\ndef main (a: []i32) : *[]i32 = f a",
+            'Unique-typed return value of "main" is aliased to "a"',
+        ),
     ],
 )
 def test_rejected_strict(src, message):
