@@ -32,7 +32,6 @@ from typing import Any
 
 from futgen.errors import Loc
 
-
 # ---------------------------------------------------------------- type syntax
 
 

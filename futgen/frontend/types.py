@@ -125,7 +125,11 @@ class Arrow:
     ret: Type
 
     def __str__(self) -> str:
-        p = f"({self.param_name}: {self.param})" if self.param_name else _arg_str(self.param)
+        p = (
+            f"({self.param_name}: {self.param})"
+            if self.param_name
+            else _arg_str(self.param)
+        )
         return f"{p} -> {self.ret}"
 
 
