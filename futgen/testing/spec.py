@@ -361,7 +361,7 @@ def _describe(index: int, inp: Values) -> str:
     if inp.kind in ("file", "script_file"):
         return inp.source.removesuffix(".gz")
     if inp.kind == "inline":
-        text = " ".join(format_value(v) for v in inp.values).replace("\n", " ")
+        text = " ".join(" ".join(format_value(v).split()) for v in inp.values)
         if len(text) > 50:
             text = text[:50] + "..."
         return f'#{index} ("{text}")'
