@@ -365,6 +365,9 @@ def concat_arrays(xs: Any, ys: Any, loc: Any) -> Any:
     return V.concat([xs, ys])
 
 
+BUILTINS["++"] = BUILTINS["concat"]
+
+
 @builtin("rotate", 2)
 def _rotate(c: Any, r: Any, xs: Any) -> Any:
     n = V.length(xs)

@@ -273,8 +273,8 @@ def binop(op: str, x: Val, y: Val) -> Val:
 def convert(x: Val, to: str) -> Val:
     """Convert a primitive value (scalar or array) to type `to` as Futhark does.
 
-    Integer narrowing wraps, widening sign- or zero-extends by the source's
-    signedness; float to integer truncates towards zero and maps NaN and
+    Integer narrowing wraps; widening sign-extends into signed types and
+    zero-extends into unsigned ones (`u16.i8 (-128)` is 128); float to integer truncates towards zero and maps NaN and
     infinities to 0; bool converts to 0/1 and numbers to bool by `!= 0`.
     """
     a = np.asarray(x)
@@ -286,6 +286,9 @@ def convert(x: Val, to: str) -> Val:
         r = a != 0
     elif src in FLOATS and to in INTS:
         r = _float_to_int(a, to)
+    elif src in SIGNED_INTS and to in UNSIGNED_OF and to.startswith("u"):
+        # Futhark zero-extends a signed value's bits into an unsigned type.
+        r = a.astype(PRIM_DTYPES[UNSIGNED_OF[src]]).astype(dt)
     else:
         r = a.astype(dt)
     return r[()] if r.ndim == 0 else r
