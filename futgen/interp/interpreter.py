@@ -145,7 +145,7 @@ class Interpreter:
             self.bind(p, a, env)
         if c.sizes:
             for p, a in zip(c.params, args):
-                for n, v in _size_bindings(p.ty, a):
+                for n, v in pat_size_bindings(p, a):
                     if n in c.sizes:
                         env[n] = np.int64(v)
         rest = args[len(c.params):]
@@ -344,7 +344,7 @@ class Interpreter:
         env = dict(env)
         self.bind(e.pat, v, env)
         if e.sizes:
-            for n, s in _size_bindings(e.pat.ty, v):
+            for n, s in pat_size_bindings(e.pat, v):
                 if n in e.sizes:
                     env[n] = np.int64(s)
         return self.eval(e.body, env)
@@ -398,7 +398,7 @@ class Interpreter:
     def _bind_loop(self, e: S.Loop, acc: Any, env: dict) -> None:
         self.bind(e.pat, acc, env)
         if e.sizes:
-            for n, s in _size_bindings(e.pat.ty, acc):
+            for n, s in pat_size_bindings(e.pat, acc):
                 if n in e.sizes:
                     env[n] = np.int64(s)
 
@@ -472,6 +472,40 @@ def _size_bindings(t: Any, v: Any) -> list[tuple[str, int]]:
             if f in v:
                 out += _size_bindings(x, v[f])
     return out
+
+
+def pat_size_bindings(p: Any, v: Any) -> list[tuple[str, int]]:
+    """Size names bound by matching a pattern with a value: from the checked
+    type and, where that lost the names, from the written type ascriptions."""
+    out = _size_bindings(p.ty, v)
+    if isinstance(p, S.PAscribe):
+        out += _te_size_bindings(p.type, v)
+        out += pat_size_bindings(p.pat, v)
+    elif isinstance(p, S.PTuple) and isinstance(v, tuple):
+        for q, x in zip(p.elems, v):
+            out += pat_size_bindings(q, x)
+    elif isinstance(p, S.PRecord) and isinstance(v, dict):
+        for f, q in p.fields:
+            if f in v:
+                out += pat_size_bindings(q, v[f])
+    return out
+
+
+def _te_size_bindings(te: Any, v: Any) -> list[tuple[str, int]]:
+    if isinstance(te, S.TEUnique):
+        return _te_size_bindings(te.inner, v)
+    if isinstance(te, S.TEArray) and V.is_array(v):
+        out = [(te.dim.name, V.length(v))] if isinstance(te.dim, S.DimName) else []
+        if V.length(v) > 0:
+            out += _te_size_bindings(te.elem, V.index(v, 0))
+        elif isinstance(te.elem, S.TEArray) and isinstance(v, np.ndarray) and v.ndim > 1:
+            out += _te_size_bindings(te.elem, np.zeros(v.shape[1:], v.dtype))
+        return out
+    if isinstance(te, S.TETuple) and isinstance(v, tuple):
+        return [b for t, x in zip(te.elems, v) for b in _te_size_bindings(t, x)]
+    if isinstance(te, S.TERecord) and isinstance(v, dict):
+        return [b for f, t in te.fields if f in v for b in _te_size_bindings(t, v[f])]
+    return []
 
 
 def _full_shape(v: Any) -> tuple[int, ...]:

@@ -142,8 +142,9 @@ def stack(elems: Sequence[Value], elem_type: T.Type | None = None,
           size_of: Callable[[T.Dim], int] | None = None) -> Value:
     """The array whose rows are `elems`; `elem_type` is needed when empty."""
     if not elems:
-        if elem_type is None:
-            raise ValueError("stack of no elements needs a type")
+        if elem_type is None or _has_typevar(elem_type):
+            # The checker left the element type open: nothing better to go on.
+            return np.zeros(0)
         return empty(T.array_of(elem_type, (T.SizeConst(0),)), size_of)
     first = elems[0]
     if isinstance(first, tuple | dict):
@@ -160,6 +161,18 @@ def stack(elems: Sequence[Value], elem_type: T.Type | None = None,
     if isinstance(first, np.ndarray):
         return np.stack(elems)
     return np.array(elems, dtype=np.asarray(first).dtype)
+
+
+def _has_typevar(t: T.Type) -> bool:
+    if isinstance(t, T.TypeVar | T.Arrow):
+        return True
+    if isinstance(t, T.Array):
+        return _has_typevar(t.elem)
+    if isinstance(t, T.Tuple):
+        return any(_has_typevar(e) for e in t.elems)
+    if isinstance(t, T.Record):
+        return any(_has_typevar(e) for _, e in t.fields)
+    return False
 
 
 def _component_type(t: T.Type | None, template: tuple | dict, j: int) -> T.Type | None:

@@ -32,8 +32,8 @@ from futgen.interp.functions import Closure, PyFun
 from futgen.interp.interpreter import (
     _MISSING,
     GLOBALS,
-    _size_bindings,
     oob_message,
+    pat_size_bindings,
     prim_binop,
     prim_name,
     project,
@@ -498,7 +498,7 @@ class Vectorizer:
     def _bind_sizes(self, c: Closure, args: tuple, env: dict, lanes: set) -> None:
         """Bind size parameters from argument shapes (lane axis dropped)."""
         for p, a in zip(c.params, args):
-            for name, size in _size_bindings(p.ty, _shape_proxy(a)):
+            for name, size in pat_size_bindings(p, _shape_proxy(a)):
                 if name in c.sizes:
                     env[name] = np.int64(size)
                     lanes.discard(name)
