@@ -3,6 +3,7 @@
     futgen check prog.fut                 type-check; silent on success
     futgen run prog.fut [-e ENTRY] [-b]   values on stdin, results on stdout
     futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
+    futgen dump [--ir core] prog.fut      print the program in an intermediate form
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -59,6 +60,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", default="interpreter")
     run.set_defaults(handler=_run)
 
+    dump = sub.add_parser("dump", help="print a program as one stage of the pipeline sees it")
+    dump.add_argument("--ir", choices=sorted(DUMP_STAGES), default="core")
+    dump.add_argument("program")
+    dump.set_defaults(handler=_dump)
+
     test = sub.add_parser("test", help="run the test blocks of programs")
     test.add_argument("paths", nargs="+", metavar="PATH", help=".fut files or directories")
     test.add_argument("--backend", default="interpreter")
@@ -106,6 +112,22 @@ def _run(args: argparse.Namespace) -> int:
     else:
         for v in results:
             print(format_value(v))
+    return 0
+
+
+def _dump_core(path: str) -> str:
+    from futgen.core import dump
+
+    return dump(path)
+
+
+# Stage name -> function from a program path to its printed form.
+DUMP_STAGES = {"core": _dump_core}
+
+
+def _dump(args: argparse.Namespace) -> int:
+    _require_file(args.program)
+    print(DUMP_STAGES[args.ir](args.program), end="")
     return 0
 
 

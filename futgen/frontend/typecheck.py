@@ -364,6 +364,8 @@ class Checker:
         header = SIGNATURES.get(name)
         if name in ("vjp", "jvp", "vjp2", "jvp2"):
             raise UnsupportedFeature("automatic differentiation (vjp/jvp)", loc)
+        if name in ("flatmap", "flatmap'"):
+            raise UnsupportedFeature(f"existential size (the result of {name})", loc)
         if header is None:
             raise self.err(f'Unknown name "{name}".', loc)
         from futgen.frontend.parser import parse_header
@@ -1458,7 +1460,12 @@ def check_program(decls: list[S.Decl]) -> Checker:
     """Type-check declarations in order; fills in `ty` fields. Returns the checker."""
     checker = Checker()
     for d in decls:
-        checker.check_decl(d)
+        try:
+            checker.check_decl(d)
+        except UnifyError as e:  # a unification without a more precise context
+            raise CompileError(str(e), d.loc) from None
+        except RecursionError:
+            raise CompileError("program nested too deeply to check", d.loc) from None
     return checker
 
 

@@ -303,7 +303,14 @@ class Vectorizer:
         return V.stack(out, elem_type, size_of)
 
     def try_lifted(self, f: Any, args: list, n: int, inputs: tuple) -> Any:
-        """Apply `f` over lanes and return the array of results, or _MISSING."""
+        """Apply `f` over lanes and return the array of results, or _MISSING.
+
+        With no lanes nothing is evaluated (the per-element fallback then builds
+        the empty result): Futhark never runs a SOAC's function on zero
+        elements, so even its element-independent parts must not fail.
+        """
+        if n == 0:
+            return _MISSING
         key = _fun_key(f)
         if key in self.bad:
             self.stats["fallback"] += 1

@@ -153,3 +153,11 @@ def test_version_and_python_dash_m():
 def test_no_command_prints_usage(capsys):
     assert main([]) == 2
     assert "usage: futgen" in capsys.readouterr().err
+
+
+def test_dump_core_ir(tmp_path, capsys):
+    prog = tmp_path / "p.fut"
+    prog.write_text("entry main (xs: []i32) = map (+1) xs\n")
+    assert main(["dump", "--ir", "core", str(prog)]) == 0
+    out = capsys.readouterr().out
+    assert "entry fun main" in out and "screma" in out

@@ -172,3 +172,12 @@ def test_assert_message() -> None:
 def test_top_level_constant_is_lazy_once() -> None:
     src = "def k = reduce (+) 0 (iota 10)\nentry main (x: i64) = x + k"
     assert run(src, "main", np.int64(1)) == 46
+
+
+def test_soac_function_never_runs_on_zero_elements() -> None:
+    # `b[0]` does not depend on the element; with no elements it must not run.
+    src = "entry main [n] (b: [n]f32) : [n]f32 = map (\\_ -> b[0]) b"
+    r = run(src, "main", np.zeros(0, dtype=np.float32))
+    assert r.shape == (0,) and r.dtype == np.float32
+    src = "entry main (xs: []i32) = filter (\\_ -> assert false true) xs"
+    assert run(src, "main", i32s()).shape == (0,)
