@@ -3,7 +3,7 @@
 The pipeline, stage by stage, is described in ARCHITECTURE.md.
 """
 
-from futgen.errors import CompileError, FutharkError, FutgenError, Loc
+from futgen.errors import CompileError, FutgenError, FutharkError, Loc
 
 __version__ = "0.1.0"
-__all__ = ["CompileError", "FutharkError", "FutgenError", "Loc", "__version__"]
+__all__ = ["CompileError", "FutgenError", "FutharkError", "Loc", "__version__"]
