@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from futgen.errors import (
     NOWHERE,
@@ -389,6 +389,24 @@ class Parser:
             self.unsupported("sum type", tok)
         self.error("pattern")
 
+    def paren_items(self, item: Callable[[], Any]) -> tuple[list, bool]:
+        """Items of `(a, b, ...)` after the opening parenthesis, through the closing one.
+
+        Returns the items and whether it was a single parenthesised item
+        `(a)` (as opposed to a tuple, `()` included); a trailing comma is allowed.
+        """
+        if self.accept(")"):
+            return [], False
+        elems = [item()]
+        if self.accept(")"):
+            return elems, True
+        while self.accept(","):
+            if self.kind() == ")":
+                break
+            elems.append(item())
+        self.expect(")", "',' or ')'")
+        return elems, False
+
     def paren_pat(self) -> S.Pat:
         start = self.advance()
         loc = self.loc(start)
@@ -396,18 +414,8 @@ class Parser:
             name = self.binding_op()
             self.advance()
             return S.PId(name, loc)
-        if self.accept(")"):
-            return S.PTuple([], loc)
-        first = self.pattern()
-        if self.accept(")"):
-            return first
-        elems = [first]
-        while self.accept(","):
-            if self.kind() == ")":
-                break
-            elems.append(self.pattern())
-        self.expect(")", "',' or ')'")
-        return S.PTuple(elems, loc)
+        elems, single = self.paren_items(self.pattern)
+        return elems[0] if single else S.PTuple(elems, loc)
 
     def record_pat(self) -> S.Pat:
         start = self.advance()
@@ -489,18 +497,8 @@ class Parser:
             return S.TEArray(dim, self.type_term(), loc)
         if k == "(":
             self.advance()
-            if self.accept(")"):
-                return S.TETuple([], loc)
-            first = self.type_exp()
-            if self.accept(")"):
-                return first
-            elems = [first]
-            while self.accept(","):
-                if self.kind() == ")":
-                    break
-                elems.append(self.type_exp())
-            self.expect(")", "',' or ')'")
-            return S.TETuple(elems, loc)
+            elems, single = self.paren_items(self.type_exp)
+            return elems[0] if single else S.TETuple(elems, loc)
         if k == "{":
             self.advance()
             fields: list[tuple[str, S.TypeExp]] = []

@@ -210,16 +210,8 @@ class Checker:
                     return self.resolve(elems[0], anon)
                 return Tuple(tuple(self.resolve(e, anon) for e in elems))
             case S.TERecord(fields, loc):
-                names = [f for f, _ in fields]
-                if len(set(names)) != len(names):
-                    raise self.err("duplicate field in record type", loc)
-                fs = tuple(
-                    sorted(
-                        ((f, self.resolve(t, anon)) for f, t in fields),
-                        key=lambda f: f[0],
-                    )
-                )
-                return _record_or_tuple(fs)
+                typed = [(f, self.resolve(t, anon)) for f, t in fields]
+                return self.record_type(typed, loc, "record type")
             case S.TEArrow(pname, param, ret, _):
                 if pname is not None:
                     self.push()
@@ -235,6 +227,13 @@ class Checker:
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
+
+    def record_type(self, fields: list[tuple[str, Type]], loc: Loc, what: str) -> Type:
+        """The record (or tuple, for fields 0..n-1) type of named field types."""
+        names = [f for f, _ in fields]
+        if len(set(names)) != len(names):
+            raise self.err(f"duplicate field in {what}", loc)
+        return _record_or_tuple(tuple(sorted(fields, key=lambda f: f[0])))
 
     def _resolve_name(self, name: str, args: list, loc: Loc, anon: str) -> Type:
         if name in PRIMS and not args:
@@ -926,16 +925,8 @@ class Checker:
                     return self.param_type(elems[0], fresh_sizes)
                 return Tuple(tuple(self.param_type(x, fresh_sizes) for x in elems))
             case S.PRecord(fields, _):
-                names = [f for f, _ in fields]
-                if len(set(names)) != len(names):
-                    raise self.err("duplicate field in record pattern", p.loc)
-                fs = tuple(
-                    sorted(
-                        ((f, self.param_type(x, fresh_sizes)) for f, x in fields),
-                        key=lambda f: f[0],
-                    )
-                )
-                return _record_or_tuple(fs)
+                typed = [(f, self.param_type(x, fresh_sizes)) for f, x in fields]
+                return self.record_type(typed, p.loc, "record pattern")
             case S.PAscribe(inner, te, _):
                 t = self.resolve(te, "fresh")
                 if fresh_sizes:
