@@ -510,8 +510,13 @@ class Checker:
                 f"Cannot index {len(e.indices)} dimensions of an array of type {self.zonk(t)}.",
                 e.loc,
             )
+        res = self._sliced_type(t, e.indices)
+        return res, (NO_ALIAS if self.is_prim(res) else _flatten_alias(al))
+
+    def _sliced_type(self, t: Array, indices: list[S.DimIndex]) -> Type:
+        """Check the indices of `t[indices]` and return its type: sliced sizes are anonymous."""
         shape: list[Dim] = []
-        for d, idx in zip(t.shape, e.indices):
+        for idx in indices:
             if isinstance(idx, S.IdxFix):
                 self._check_index_value(idx.index)
             else:
@@ -519,8 +524,7 @@ class Checker:
                     if part is not None:
                         self._check_index_value(part)
                 shape.append(self.u.anonymous_size())
-        res = array_of(t.elem, tuple(shape) + t.shape[len(e.indices) :])
-        return res, (NO_ALIAS if self.is_prim(res) else _flatten_alias(al))
+        return array_of(t.elem, tuple(shape) + t.shape[len(indices) :])
 
     def _check_index_value(self, x: S.Expr) -> None:
         t, _ = self.check(x)
@@ -785,16 +789,7 @@ class Checker:
             raise self.err(
                 f"Cannot update a value of type {self.zonk(t)} at these indices.", loc
             )
-        shape: list[Dim] = []
-        for idx in indices:
-            if isinstance(idx, S.IdxFix):
-                self._check_index_value(idx.index)
-            else:
-                for part in (idx.start, idx.end, idx.stride):
-                    if part is not None:
-                        self._check_index_value(part)
-                shape.append(self.u.anonymous_size())
-        return array_of(t.elem, tuple(shape) + t.shape[len(indices) :])
+        return self._sliced_type(t, indices)
 
     def _check_RecordUpdate(self, e: S.RecordUpdate, _exp) -> tuple[Type, Alias]:
         st, sal = self.check(e.src)

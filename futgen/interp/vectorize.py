@@ -914,18 +914,26 @@ def _lifted_length(vec: Vectorizer, f: PyFun, args: tuple, n: int) -> Any:
     raise NotVectorizable("length")
 
 
-def _lifted_reduce_known(vec: Vectorizer, f: PyFun, args: tuple, n: int) -> Any:
+def _known_segmented(vec: Vectorizer, args: tuple, what: str) -> tuple:
+    """For a per-element reduce/scan by a known operator: the lifted array (lanes x
+    elements), its primitive type, the operator's table entry and its ufunc."""
     op, ne, xs = args
     name = vec.known_op(op)
     if name is None or not isinstance(xs, Lanes) or has_lanes(ne) or \
             not isinstance(xs.data, np.ndarray):
-        raise NotVectorizable("segmented reduce")
+        raise NotVectorizable(f"segmented {what}")
     a = xs.data
     t = T.DTYPE_PRIMS[a.dtype]
     info = P.BINOPS[name]
     ufunc = info.reducer(t)
     if ufunc is None:
         raise NotVectorizable("no ufunc")
+    return a, t, info, ufunc
+
+
+def _lifted_reduce_known(vec: Vectorizer, f: PyFun, args: tuple, n: int) -> Any:
+    ne = args[1]
+    a, t, info, ufunc = _known_segmented(vec, args, "reduce")
     if a.shape[1] == 0:
         return Lanes(np.full((n,) + a.shape[2:], ne, dtype=a.dtype))
     r = ufunc.reduce(a, axis=1, dtype=a.dtype)
@@ -933,17 +941,8 @@ def _lifted_reduce_known(vec: Vectorizer, f: PyFun, args: tuple, n: int) -> Any:
 
 
 def _lifted_scan_known(vec: Vectorizer, f: PyFun, args: tuple, n: int) -> Any:
-    op, ne, xs = args
-    name = vec.known_op(op)
-    if name is None or not isinstance(xs, Lanes) or has_lanes(ne) or \
-            not isinstance(xs.data, np.ndarray):
-        raise NotVectorizable("segmented scan")
-    a = xs.data
-    t = T.DTYPE_PRIMS[a.dtype]
-    info = P.BINOPS[name]
-    ufunc = info.reducer(t)
-    if ufunc is None:
-        raise NotVectorizable("no ufunc")
+    ne = args[1]
+    a, t, info, ufunc = _known_segmented(vec, args, "scan")
     if a.shape[1] == 0:
         return Lanes(a.copy())
     return Lanes(np.asarray(info.evaluator(t)(ne, ufunc.accumulate(a, axis=1, dtype=a.dtype))))
