@@ -132,15 +132,7 @@ def _or(c: Any, xs: Any) -> Any:
 
 def _scatter_nd(dest: Any, idxs: list[np.ndarray], vs: Any) -> Any:
     """Write `vs` at the in-bounds index tuples; out-of-bounds ones are ignored."""
-    shape = V.shape_of(dest)
-    ok = np.ones(len(idxs[0]), dtype=bool)
-    for i, n in zip(idxs, shape):
-        ok &= (i >= 0) & (i < n)
-    sel = np.nonzero(ok)[0]
-    key = tuple(np.asarray(i)[sel] for i in idxs)
-    vals = V.apply_key(vs, (sel,))
-    if any(not leaf.flags.writeable for leaf in V.leaves(dest)):
-        dest = V.copy(dest)
+    dest, key, vals = V.scatter_targets(dest, idxs, vs)
     _put(dest, key, vals)
     return dest
 

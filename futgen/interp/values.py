@@ -364,3 +364,21 @@ def type_str(t: T.Type) -> str:
     if isinstance(t, T.Record):
         return "{" + ", ".join(f"{f}: {type_str(e)}" for f, e in t.fields) + "}"
     return str(t)
+
+
+def scatter_targets(dest: Value, idxs: list[np.ndarray], vs: Value) -> tuple:
+    """What `scatter`/`reduce_by_index` write: (dest, index tuples, values).
+
+    Out-of-bounds index tuples are dropped (Futhark ignores those writes), and
+    `dest` is copied first if it is a read-only view, so it can be written.
+    """
+    shape = shape_of(dest)
+    ok = np.ones(length(vs), dtype=bool)
+    for i, n in zip(idxs, shape):
+        ok &= (i >= 0) & (i < n)
+    sel = np.nonzero(ok)[0]
+    key = tuple(np.asarray(i)[sel] for i in idxs)
+    vals = apply_key(vs, (sel,))
+    if any(not leaf.flags.writeable for leaf in leaves(dest)):
+        dest = copy(dest)
+    return dest, key, vals

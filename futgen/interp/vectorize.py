@@ -438,14 +438,7 @@ class Vectorizer:
     def reduce_by_index(self, dest: Any, op: Any, ne: Any, idxs: list, vs: Any) -> Any:
         """`reduce_by_index`: out-of-bounds indices are ignored."""
         shape = V.shape_of(dest)
-        ok = np.ones(V.length(vs), dtype=bool)
-        for i, n in zip(idxs, shape):
-            ok &= (i >= 0) & (i < n)
-        sel = np.nonzero(ok)[0]
-        key = tuple(np.asarray(i)[sel] for i in idxs)
-        vals = V.apply_key(vs, (sel,))
-        if any(not leaf.flags.writeable for leaf in V.leaves(dest)):
-            dest = V.copy(dest)
+        dest, key, vals = V.scatter_targets(dest, idxs, vs)
         name = self.known_op(op)
         if name is not None and isinstance(dest, np.ndarray):
             t = T.DTYPE_PRIMS[dest.dtype]
@@ -453,7 +446,7 @@ class Vectorizer:
             if ufunc is not None and hasattr(ufunc, "at"):
                 ufunc.at(dest, key, vals)
                 return dest
-        flat = np.ravel_multi_index(key, shape[:len(idxs)]) if len(sel) else np.zeros(0, int)
+        flat = np.ravel_multi_index(key, shape[:len(idxs)]) if len(key[0]) else np.zeros(0, int)
         for j, x in zip(flat, V.rows(vals)):
             pos = np.unravel_index(j, shape[:len(idxs)])
             cur = V.apply_key(dest, tuple(int(p) for p in pos))
