@@ -347,6 +347,17 @@ class Vectorizer:
             return _lambda_op(op)
         return None
 
+    def known_ufunc(self, op: Any, a: Any) -> tuple | None:
+        """(primitive type, BINOPS entry, NumPy ufunc) when `op` is a built-in
+        operator with a ufunc over the plain array `a`, else None."""
+        name = self.known_op(op)
+        if name is None or not isinstance(a, np.ndarray):
+            return None
+        t = T.DTYPE_PRIMS[a.dtype]
+        info = P.BINOPS[name]
+        ufunc = info.reducer(t)
+        return None if ufunc is None else (t, info, ufunc)
+
     def reduce_known(self, op: str, t: str, xs: Any) -> Any:
         info = P.BINOPS[op]
         ufunc = info.reducer(t)
@@ -358,17 +369,14 @@ class Vectorizer:
         return r if isinstance(r, np.ndarray) else a.dtype.type(r)
 
     def reduce(self, op: Any, ne: Any, xs: Any) -> Any:
-        name = self.known_op(op)
-        if name is not None and isinstance(xs, np.ndarray):
-            t = T.DTYPE_PRIMS[xs.dtype]
-            info = P.BINOPS[name]
-            ufunc = info.reducer(t)
-            if ufunc is not None:
-                if xs.shape[0] == 0:
-                    return V.copy(ne)
-                r = ufunc.reduce(xs, axis=0, dtype=xs.dtype)
-                r = r if isinstance(r, np.ndarray) else xs.dtype.type(r)
-                return info.evaluator(t)(ne, r)
+        known = self.known_ufunc(op, xs)
+        if known is not None:
+            t, info, ufunc = known
+            if xs.shape[0] == 0:
+                return V.copy(ne)
+            r = ufunc.reduce(xs, axis=0, dtype=xs.dtype)
+            r = r if isinstance(r, np.ndarray) else xs.dtype.type(r)
+            return info.evaluator(t)(ne, r)
         return self.tree_reduce(op, ne, xs)
 
     def tree_reduce(self, op: Any, ne: Any, xs: Any) -> Any:
@@ -398,14 +406,11 @@ class Vectorizer:
         n = V.length(xs)
         if n == 0:
             return V.copy(xs)
-        name = self.known_op(op)
-        if name is not None and isinstance(xs, np.ndarray):
-            t = T.DTYPE_PRIMS[xs.dtype]
-            info = P.BINOPS[name]
-            ufunc = info.reducer(t)
-            if ufunc is not None:
-                r = ufunc.accumulate(xs, axis=0, dtype=xs.dtype)
-                return info.evaluator(t)(ne, r) if not _is_identity(info, t, ne) else r
+        known = self.known_ufunc(op, xs)
+        if known is not None:
+            t, info, ufunc = known
+            r = ufunc.accumulate(xs, axis=0, dtype=xs.dtype)
+            return info.evaluator(t)(ne, r) if not _is_identity(info, t, ne) else r
         return self.step_scan(op, ne, xs)
 
     def step_scan(self, op: Any, ne: Any, xs: Any) -> Any:
@@ -911,17 +916,12 @@ def _known_segmented(vec: Vectorizer, args: tuple, what: str) -> tuple:
     """For a per-element reduce/scan by a known operator: the lifted array (lanes x
     elements), its primitive type, the operator's table entry and its ufunc."""
     op, ne, xs = args
-    name = vec.known_op(op)
-    if name is None or not isinstance(xs, Lanes) or has_lanes(ne) or \
-            not isinstance(xs.data, np.ndarray):
+    if not isinstance(xs, Lanes) or has_lanes(ne):
         raise NotVectorizable(f"segmented {what}")
-    a = xs.data
-    t = T.DTYPE_PRIMS[a.dtype]
-    info = P.BINOPS[name]
-    ufunc = info.reducer(t)
-    if ufunc is None:
-        raise NotVectorizable("no ufunc")
-    return a, t, info, ufunc
+    known = vec.known_ufunc(op, xs.data)
+    if known is None:
+        raise NotVectorizable(f"segmented {what} by an operator without a ufunc")
+    return (xs.data, *known)
 
 
 def _lifted_reduce_known(vec: Vectorizer, f: PyFun, args: tuple, n: int) -> Any:
