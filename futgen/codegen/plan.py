@@ -1,0 +1,107 @@
+"""Kernel plans: what one SegOp compiles to, for the host code to carry out.
+
+This is the contract between the three parts of code generation:
+
+* `futgen.codegen.cuda` compiles a SegOp statement into CUDA kernels and a
+  `KernelPlan`: the device temporaries to allocate, the result arrays, and
+  the launches in order, with every kernel argument named;
+* `futgen.codegen.host` renders the plan as Python in the generated module
+  (calls into the runtime);
+* the runtime (`runtime/futgen_runtime`) allocates, launches and checks the
+  failure flag.
+
+Kernel calling convention (every kernel, `extern "C" __global__`):
+
+    void NAME(int32_t *failure, int64_t *failure_args, <args in plan order>)
+
+`failure` points to one int32 (0 = no failure); a thread that fails does
+`if (atomicCAS(failure, 0, CODE) == 0) { failure_args[0..k) = ...; }` and
+returns.  CODE indexes the program-wide error table (`ErrorSite`), whose
+message is a Python format string over the arguments
+(`"Index [{0}] out of bounds for array of shape [{1}]."`).  The runtime
+passes `failure`/`failure_args` itself; plans list only the other arguments.
+Arrays are passed as device pointers to their element type, scalars by
+value with their C type, sizes as int64_t; all indexing is 64-bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Futhark primitive type -> C type in kernels, and NumPy dtype name on the host.
+CTYPES = {
+    "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+    "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
+    "f16": "__half", "f32": "float", "f64": "double", "bool": "bool",
+}
+DTYPES = {
+    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f16": "float16", "f32": "float32", "f64": "float64", "bool": "bool",
+}
+MAX_FAILURE_ARGS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSite:
+    """A run-time check in a kernel: its code, message format and source location."""
+
+    code: int
+    message: str  # str.format template over the failure arguments
+    loc: str  # "file:line:col" or ""
+
+
+@dataclass(frozen=True, slots=True)
+class KArg:
+    """One kernel argument after `failure, failure_args`.
+
+    `kind` is "scalar" (passed by value as `ctype`) or "array" (a device
+    pointer to `ctype`).  `value` is the host-side Python expression giving
+    it: a variable of the host program (its VName printed, e.g. `xs_0`), a
+    temporary of the plan, or an integer expression over those.
+    """
+
+    kind: str
+    ctype: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Temp:
+    """A device array the host allocates for a plan: name, element type, shape.
+
+    `shape` holds host-side Python expressions (e.g. `("n_1",)`, `("256",)`).
+    """
+
+    name: str
+    prim: str
+    shape: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """One kernel launch: `threads` in total (a host expression), `block` per block."""
+
+    kernel: str
+    threads: str
+    block: int
+    args: tuple[KArg, ...]
+    shared_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class KernelPlan:
+    """Everything the host does for one SegOp statement, in order.
+
+    Allocate `temps` and `outputs`, run `launches` in order; then the
+    statement's pattern names are bound to `results`: for each, either an
+    output array (`("array", temp_name)`) or a scalar read back from element
+    0 of a temp (`("scalar", temp_name)`).
+    """
+
+    source: str  # CUDA source of this plan's kernels (no includes)
+    temps: tuple[Temp, ...]
+    outputs: tuple[Temp, ...]
+    launches: tuple[Launch, ...]
+    results: tuple[tuple[str, str], ...]
+    errors: tuple[ErrorSite, ...] = ()

@@ -1,0 +1,104 @@
+"""The GPU IR: core IR host code plus segmented operations (SegOps).
+
+A GPU IR program is a `futgen.core.ir.Program` in which a host-level
+statement (a statement of a function body, or of a host-level `If`/`Loop`
+body) may have a SegOp as its expression.  A SegOp runs its `body` once per
+point of a segment space, in parallel; the body is *kernel code*:
+
+* it binds only scalars (`Prim` types): scalar BasicOps, `Index` of an array
+  bound outside the kernel that yields a scalar, `If` and `Loop` whose
+  results are scalars, and `Assert`;
+* it contains no SOACs, no `Apply` and no array-creating operations; the
+  flattening pass (`futgen.flatten`) inlines calls and turns inner SOACs into
+  sequential loops before making a SegOp, and leaves a SOAC on the host when
+  it cannot.
+
+Segment spaces and results follow Futhark's `IR/SegOp.hs`:
+
+* `SegSpace(gtids, dims)`: the body sees one index per dimension (`gtids`,
+  i64); the space has `prod(dims)` points.  Level "grid" (the only level so
+  far) means one thread per point across the whole device.
+* `SegMap`: the body returns one scalar per result; result `i` is an array
+  of shape `dims` with element type `ret[i]`.
+* `SegRed`: the body returns first the operands of every reduction operator
+  (`len(op.nes)` values each, in order), then "map-out" values.  Reductions
+  run over the innermost dimension of the space, segmented by the outer
+  ones: a reduction result has shape `dims[:-1]` (a scalar for a
+  one-dimensional space); a map-out result has shape `dims`.
+* `SegScan`: like SegRed, but inclusive scans over the innermost dimension;
+  every result has shape `dims`.
+
+Printed (`futgen dump --ir gpu`), a SegRed summing `xs` looks like
+
+    let (sum_7: f32) =
+      segred grid (gtid_5 < n_1)
+        reduce (0.0f32) \\(a_2: f32, b_3: f32) : (f32) -> { ... }
+        : (f32)
+      {
+        let (x_6: f32) = xs_0[gtid_5]
+        in (x_6)
+      }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from futgen.core.ir import Body, Lambda, SubExp, Type, VName
+
+
+@dataclass(frozen=True, slots=True)
+class SegSpace:
+    """The points a SegOp runs at: one i64 thread index per dimension."""
+
+    gtids: tuple[VName, ...]
+    dims: tuple[SubExp, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SegBinOp:
+    """An associative operator of a SegRed or SegScan, with neutral elements."""
+
+    lam: Lambda
+    nes: tuple[SubExp, ...]
+    commutative: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SegMap:
+    """One result array of shape `space.dims` per value the body returns."""
+
+    level: str
+    space: SegSpace
+    ret: tuple[Type, ...]
+    body: Body
+
+
+@dataclass(frozen=True, slots=True)
+class SegRed:
+    """Segmented reductions over the innermost dimension (plus map-out results)."""
+
+    level: str
+    space: SegSpace
+    ops: tuple[SegBinOp, ...]
+    ret: tuple[Type, ...]
+    body: Body
+
+
+@dataclass(frozen=True, slots=True)
+class SegScan:
+    """Segmented inclusive scans over the innermost dimension (plus map-out results)."""
+
+    level: str
+    space: SegSpace
+    ops: tuple[SegBinOp, ...]
+    ret: tuple[Type, ...]
+    body: Body
+
+
+SegOp = SegMap | SegRed | SegScan
+
+
+def num_red_results(op: SegRed | SegScan) -> int:
+    """How many of the body's results feed the operators (the rest are map-out)."""
+    return sum(len(o.nes) for o in op.ops)
