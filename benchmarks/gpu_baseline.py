@@ -67,8 +67,8 @@ def main() -> None:
 
     import pycuda.autoprimaryctx  # noqa: F401
     import pycuda.driver as drv
-    import pycuda.gpuarray as gpuarray
     import torch
+    from pycuda import gpuarray
 
     sync = drv.Context.synchronize
     rng = np.random.default_rng(0)
@@ -114,7 +114,7 @@ def main() -> None:
             rows.append((f"torch {label}", ts, traffic / ts / 1e9, "torch"))
 
         small = np.ones(1024, dtype=np.float32)
-        host_inst = getattr(pkgs["trivial"], "BenchTrivial")(backend="cuda")
+        host_inst = pkgs["trivial"].BenchTrivial(backend="cuda")
         host_inst.main(small)
         calls = 2000
         t0 = time.perf_counter()
@@ -128,7 +128,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d"),
         "n": N,
         "copy_bandwidth_gbs": copy_bw,
-        "rows": [dict(what=r[0], seconds=r[1], gbs=r[2], fraction_of_copy=r[2] / copy_bw)
+        "rows": [{"what": r[0], "seconds": r[1], "gbs": r[2], "fraction_of_copy": r[2] / copy_bw}
                  for r in rows],
         "trivial_call_overhead_us": overhead_us,
         "checks": {k: bool(v) for k, v in checks.items()},
