@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# One definition shared with generated packages (the runtime may not import futgen),
+# so the interpreter, the CLI and compiled code raise and catch the same classes.
+from futgen_runtime.errors import FutgenError, FutharkError
+
+__all__ = ["NOWHERE", "CompileError", "DataError", "FutgenError", "FutharkError", "Loc",
+           "UnsupportedFeature", "register_source", "source_line"]
+
 # Source text of every file the front end has read, so that an error can
 # quote the offending line long after the parser is gone.
 _SOURCES: dict[str, str] = {}
@@ -45,10 +52,6 @@ class Loc:
 NOWHERE = Loc("<builtin>", 0, 0)
 
 
-class FutgenError(Exception):
-    """Base class of every error futgen reports to a user."""
-
-
 class CompileError(FutgenError):
     """A program is malformed: syntax, names, types, sizes or uniqueness."""
 
@@ -74,24 +77,6 @@ class UnsupportedFeature(CompileError):
     def __init__(self, feature: str, loc: Loc | None = None):
         super().__init__(f"unsupported feature {feature}", loc)
         self.feature = feature
-
-
-class FutharkError(FutgenError):
-    """A run-time failure of a Futhark program (bounds, sizes, assertions).
-
-    The message follows the reference implementation's wording, e.g.
-    "Index [7] out of bounds for array of shape [5]."
-    """
-
-    def __init__(self, message: str, loc: Loc | None = None):
-        super().__init__(message)
-        self.message = message
-        self.loc = loc
-
-    def __str__(self) -> str:
-        if self.loc is None:
-            return f"Error: {self.message}"
-        return f"Error: {self.message}\n\nBacktrace:\n-> #0  {self.loc}"
 
 
 class DataError(FutgenError):

@@ -1,0 +1,33 @@
+"""Errors a generated package raises (shared with the compiler and interpreter).
+
+`FutgenError` and `FutharkError` live here, not in `futgen.errors`, because the
+runtime is vendored into generated packages and may not import `futgen`; the
+compiler re-exports both, so the interpreter, the CLI and compiled code raise
+and catch one and the same class.
+"""
+
+from __future__ import annotations
+
+
+class FutgenError(Exception):
+    """Base class of every error futgen reports to a user."""
+
+
+class FutharkError(FutgenError):
+    """A run-time failure of a Futhark program (bounds, sizes, assertions).
+
+    The message follows the reference implementation's wording, e.g.
+    "Index [7] out of bounds for array of shape [5]."; `loc` is the source
+    location (`file:line:col`, a string or any object whose `str` gives it),
+    or None when unknown.
+    """
+
+    def __init__(self, message: str, loc: object = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+    def __str__(self) -> str:
+        if self.loc is None or self.loc == "":
+            return f"Error: {self.message}"
+        return f"Error: {self.message}\n\nBacktrace:\n-> #0  {self.loc}"
