@@ -232,7 +232,8 @@ class Checker:
         """The record (or tuple, for fields 0..n-1) type of named field types."""
         names = [f for f, _ in fields]
         if len(set(names)) != len(names):
-            raise self.err(f"duplicate field in {what}", loc)
+            dups = sorted({f for f in names if names.count(f) > 1})
+            raise self.err(f"Duplicate fields in {what}: {', '.join(dups)}.", loc)
         return _record_or_tuple(tuple(sorted(fields, key=lambda f: f[0])))
 
     def _resolve_name(self, name: str, args: list, loc: Loc, anon: str) -> Type:
@@ -444,10 +445,14 @@ class Checker:
 
     def _check_RecordExp(self, e: S.RecordExp, _exp) -> tuple[Type, Alias]:
         fields: dict[str, Type] = {}
+        first: dict[str, Loc] = {}
         al: frozenset = NO_ALIAS
         for name, x in e.fields:
             if name in fields:
-                raise self.err(f'Field "{name}" defined more than once.', x.loc)
+                raise self.err(
+                    f'Field "{name}" previously defined at {first[name]}.', x.loc
+                )
+            first[name] = x.loc
             t, a = self.check(x)
             fields[name] = t
             al |= _flatten_alias(a)

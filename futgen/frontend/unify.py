@@ -144,6 +144,13 @@ class Unifier:
                 self.unify(p1, p2, lenient_sizes)
                 self.unify(r1, r2, lenient_sizes)
                 return
+        if isinstance(t1, Record) and isinstance(t2, Record):
+            n1, n2 = {f for f, _ in t1.fields}, {f for f, _ in t2.fields}
+            unshared = ", ".join(sorted(n1 ^ n2))
+            raise UnifyError(
+                f"Cannot unify record types {self.zonk(t1)} and {self.zonk(t2)}: "
+                f"unshared fields: {unshared}."
+            )
         raise UnifyError(f"types {self.zonk(t1)} and {self.zonk(t2)} do not match")
 
     def _unify_arrays(self, a1: Array, a2: Array, lenient: bool) -> None:

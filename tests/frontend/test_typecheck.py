@@ -160,5 +160,27 @@ def test_rejected_strict(src, message):
     assert message in reject(src)
 
 
+@pytest.mark.parametrize(
+    "src, message",
+    [
+        ("type t = {x: i32, x: i32}", "Duplicate fields in record type: x."),
+        (
+            "def main (x: i32) = let {x = a, x = b} = {x} in a + b",
+            "Duplicate fields in record pattern: x.",
+        ),
+        (
+            "def main (x: i32) = {a = x, a = x}",
+            'Field "a" previously defined at t.fut:1:26.',
+        ),
+        (
+            "def main (x: i32) = let r: {a: i32, b: i32} = {a = x} in r.a",
+            "unshared fields: b.",
+        ),
+    ],
+)
+def test_record_errors(src, message):
+    assert message in reject(src)
+
+
 def test_unique_component_of_tuple_result_only():
     decl("def f (c: *[]i32) (p: []i32) : (*[]i32, []i32) = (c, p)", "f")
