@@ -36,6 +36,7 @@ from futgen.frontend.types import (
     Record,
     Scalar,
     SizeConst,
+    SizeProd,
     SizeVar,
     Tuple,
     Type,
@@ -297,7 +298,7 @@ class Checker:
             case S.DimExpr(expr, _):
                 t, _ = self.check(expr)
                 self.unify(t, I64, expr.loc, "a size expression must have type i64")
-                return self.u.anonymous_size()
+                return self.size_of_expr(expr) or self.u.anonymous_size()
         raise AssertionError(d)
 
     # ============================================================ unification
@@ -642,17 +643,26 @@ class Checker:
         """The result type of `arrow` applied to `arg`, substituting a named size."""
         if arrow.param_name is None:
             return arrow.ret
-        if isinstance(arg, S.Literal) and arg.kind == "int":
-            d: Dim = SizeConst(int(arg.value))
-        elif (
-            isinstance(arg, S.Var)
-            and not arg.qual
-            and self.lookup_var(arg.name) is not None
-        ):
-            d = SizeVar(arg.name)
-        else:
-            d = self.u.anonymous_size()
+        d = self.size_of_expr(arg) or self.u.anonymous_size()
         return _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: d})
+
+    def size_of_expr(self, e: S.Expr) -> Dim | None:
+        """The size an expression denotes, when the type system can name it:
+        an integer literal, a variable in scope, or a product of those."""
+        if isinstance(e, S.Literal) and e.kind == "int":
+            return SizeConst(int(e.value))
+        if isinstance(e, S.Var) and not e.qual and self.lookup_var(e.name) is not None:
+            return SizeVar(e.name)
+        if isinstance(e, S.BinOp) and e.op == "*":
+            left, right = self.size_of_expr(e.lhs), self.size_of_expr(e.rhs)
+            if left is not None and right is not None:
+                factors = [
+                    f
+                    for side in (left, right)
+                    for f in (side.factors if isinstance(side, SizeProd) else (side,))
+                ]
+                return SizeProd(tuple(factors))
+        return None
 
     def _result_aliases(self, res: Type, arg_aliases: list[Alias]) -> Alias:
         res = self.zonk(res)
@@ -1287,9 +1297,7 @@ def _substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
         case TypeVar(n):
             return tsub.get(n, t)
         case Array(e, shape, u):
-            dims = tuple(
-                ssub.get(d.name, d) if isinstance(d, SizeVar) else d for d in shape
-            )
+            dims = tuple(_substitute_dim(d, ssub) for d in shape)
             return array_of(_substitute(e, tsub, ssub), dims, u)
         case Tuple(es):
             return Tuple(tuple(_substitute(x, tsub, ssub) for x in es))
@@ -1316,14 +1324,27 @@ def _free_type_vars(t: Type) -> set[str]:
     return set()
 
 
+def _substitute_dim(d: Dim, ssub: dict[str, Dim]) -> Dim:
+    if isinstance(d, SizeVar):
+        return ssub.get(d.name, d)
+    if isinstance(d, SizeProd):
+        return SizeProd(tuple(_substitute_dim(f, ssub) for f in d.factors))
+    return d
+
+
+def _dim_vars(d: Dim) -> set[str]:
+    """Names of inference sizes in a dimension."""
+    if isinstance(d, SizeVar) and d.name.startswith("?"):
+        return {d.name}
+    if isinstance(d, SizeProd):
+        return set().union(*(_dim_vars(f) for f in d.factors))
+    return set()
+
+
 def _free_size_vars(t: Type) -> set[str]:
     match t:
         case Array(e, shape, _):
-            names = {
-                d.name
-                for d in shape
-                if isinstance(d, SizeVar) and d.name.startswith("?")
-            }
+            names = set().union(*(_dim_vars(d) for d in shape))
             return names | _free_size_vars(e)
         case Tuple(es):
             return set().union(*(_free_size_vars(x) for x in es)) if es else set()
@@ -1335,11 +1356,26 @@ def _free_size_vars(t: Type) -> set[str]:
 
 
 def _close_sizes(t: Type, u: Unifier) -> Type:
-    """`t` with unresolved inference sizes made anonymous (known at run time)."""
+    """`t` with unresolved inference sizes and size products made anonymous
+    (known at run time): what later stages see."""
     free = _free_size_vars(t)
-    if not free:
-        return t
-    return _substitute(t, {}, {n: u.anonymous_size() for n in free})
+    if free:
+        t = _substitute(t, {}, {n: u.anonymous_size() for n in free})
+    return _map_dims(t, lambda d: u.anonymous_size() if isinstance(d, SizeProd) else d)
+
+
+def _map_dims(t: Type, fn) -> Type:
+    """`t` with `fn` applied to every array dimension."""
+    match t:
+        case Array(e, shape, uq):
+            return array_of(_map_dims(e, fn), tuple(fn(d) for d in shape), uq)
+        case Tuple(es):
+            return Tuple(tuple(_map_dims(x, fn) for x in es))
+        case Record(fs):
+            return Record(tuple((f, _map_dims(x, fn)) for f, x in fs))
+        case Arrow(n, p, r):
+            return Arrow(n, _map_dims(p, fn), _map_dims(r, fn))
+    return t
 
 
 def _is_higher_order(t: Type) -> bool:

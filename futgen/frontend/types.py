@@ -82,7 +82,22 @@ class AnySize:
         return ""
 
 
-Dim = SizeVar | SizeConst | AnySize
+@dataclass(frozen=True, slots=True)
+class SizeProd:
+    """A size written as a product of sizes, `[n * m]`.
+
+    Only the type checker sees these: they let `unflatten` learn `n` and `m`
+    from an argument of type `[n * m]t`.  Checked types reaching later stages
+    hold the product as an anonymous size instead.
+    """
+
+    factors: tuple[Dim, ...]
+
+    def __str__(self) -> str:
+        return " * ".join(map(str, self.factors))
+
+
+Dim = SizeVar | SizeConst | AnySize | SizeProd
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from futgen.frontend.types import (
     Dim,
     Record,
     Scalar,
+    SizeProd,
     SizeVar,
     Tuple,
     Type,
@@ -79,6 +80,8 @@ class Unifier:
     def dim(self, d: Dim) -> Dim:
         while isinstance(d, SizeVar) and d.name in self.sizes:
             d = self.sizes[d.name]
+        if isinstance(d, SizeProd):
+            return SizeProd(tuple(self.dim(f) for f in d.factors))
         return d
 
     def shallow(self, t: Type) -> Type:
@@ -179,8 +182,23 @@ class Unifier:
         if isinstance(d2, SizeVar) and d2.name.startswith("?"):
             self.sizes[d2.name] = d1
             return
+        if isinstance(d1, SizeProd) or isinstance(d2, SizeProd):
+            self._unify_products(d1, d2, lenient)
+            return
         if not lenient:
             raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.')
+
+    def _unify_products(self, d1: Dim, d2: Dim, lenient: bool) -> None:
+        """Products of as many factors match factor by factor (as Futhark,
+        syntactically); other combinations are only known equal at run time,
+        so they pass and the interpreter checks them."""
+        if (
+            isinstance(d1, SizeProd)
+            and isinstance(d2, SizeProd)
+            and len(d1.factors) == len(d2.factors)
+        ):
+            for f1, f2 in zip(d1.factors, d2.factors):
+                self.unify_dims(f1, f2, lenient)
 
     def _bind(self, name: str, t: Type, lenient: bool) -> None:
         if isinstance(t, TypeVar) and t.name == name:

@@ -184,3 +184,8 @@ def test_record_errors(src, message):
 
 def test_unique_component_of_tuple_result_only():
     decl("def f (c: *[]i32) (p: []i32) : (*[]i32, []i32) = (c, p)", "f")
+
+
+def test_size_products_give_unflatten_its_sizes():
+    src = "def main (n: i64) (m: i64) = unflatten (iota (n * m))"
+    assert body_type(src) == "[n][m]i64"
