@@ -1008,11 +1008,13 @@ class Checker:
     # =========================================================== consumption
 
     def check_not_consumed(self, v: VarInfo, loc: Loc) -> None:
-        for uid in _flatten_alias(v.aliases) | {v.uid}:
+        # Report the variable's own consumption first, else an alias's, by name.
+        for uid in [v.uid, *sorted(_flatten_alias(v.aliases) - {v.uid})]:
             if uid in self.consumed:
+                name = uid.split("#")[0].removeprefix("global:")
+                what = "this" if uid == v.uid else f'"{name}", which it aliases,'
                 raise self.err(
-                    f'Using "{v.name}", but this was consumed at {self.consumed[uid]}. '
-                    "(Possibly previously aliased.)",
+                    f'Using "{v.name}", but {what} was consumed at {self.consumed[uid]}.',
                     loc,
                 )
 
