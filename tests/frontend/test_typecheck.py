@@ -95,7 +95,7 @@ def test_local_function_and_polymorphism():
         ),
         (
             "def main (xs: *[]i32) = let ys = xs[1:] let zs = xs with [0] = 1 in ys[0]",
-            'Using "ys", but this was consumed',
+            'Using "ys", but "xs", which it aliases, was consumed at t.fut:1:',
             "t.fut:1:",
         ),
         (
