@@ -1,0 +1,156 @@
+"""The first, simple flattening: core IR to GPU IR (issue 3, item 2).
+
+`flatten(prog)` keeps every function and rewrites host code statement by
+statement.  The rules, in the spirit of Futhark's moderate flattening
+(Henriksen et al., PLDI 2017), cut down to what needs no versioning:
+
+1. **Fuse first.**  A map whose result only feeds one following Screma is
+   fused into it (`fusion.fuse_body`), so `reduce (+) 0 (map2 (*) xs ys)` is
+   one redomap.
+2. **A map nest becomes a SegMap.**  `map f xs` becomes a one-dimensional
+   SegMap whose thread `gtid` reads `xs[gtid]`; when `f`'s body ends in a map
+   over arrays the threads can index, and returns exactly that map's
+   results, the inner map becomes a further dimension of the space
+   (`map (\\row -> map g row)` is a 2-D SegMap).  The statements before the
+   inner map are repeated per thread; invariant array bookkeeping is hoisted
+   to the host.
+3. **A reduce or scan becomes a SegRed or SegScan**: at the top level a
+   one-dimensional one, directly under one map a segmented one over the
+   map's dimension (the reduction runs along the innermost dimension).  The
+   Screma's map part is the SegOp body.  A reduction under two or more maps
+   is left inside the body as a sequential loop: the outer maps already give
+   a space of their own (incremental flattening's outermost version; e.g.
+   matrix multiplication is a 2-D SegMap whose body is one scalar loop).
+4. **Bodies must be kernel code** (`futgen.gpu.ir`): calls are inlined and
+   inner SOACs become sequential loops (`kernel.KernelBuilder`).  A SOAC
+   whose body would still need an array, and everything that is not a
+   Screma (scatter, hist, iota, replicate, ...), stays on the host as it is,
+   for the host code generator to run there.
+
+There are no thresholds and no multi-versioning yet; those come with
+incremental flattening.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from futgen.core import ir
+from futgen.flatten.fusion import fuse_body
+from futgen.flatten.kernel import KernelBuilder, NotKernel, inline
+from futgen.flatten.names import NameSource, param_types
+from futgen.gpu.ir import SegBinOp, SegMap, SegRed, SegScan, SegSpace
+
+LEVEL = "grid"
+
+
+def flatten(prog: ir.Program) -> ir.Program:
+    """The GPU IR of `prog`: each Screma that can run in parallel becomes a SegOp."""
+    pass_ = _Flattener(prog)
+    return ir.Program(tuple(replace(f, body=pass_.host_body(f.body)) for f in prog.functions))
+
+
+class _Flattener:
+    def __init__(self, prog: ir.Program):
+        self.funs = {f.name: f for f in prog.functions}
+        self.names = NameSource(prog)
+        self.types = param_types(prog.functions)
+
+    def host_body(self, body: ir.Body) -> ir.Body:
+        """Host code with every Screma that can become a SegOp replaced by one."""
+        out: list[ir.Stm] = []
+        for stm in fuse_body(body).stms:
+            match stm.exp:
+                case ir.Screma():
+                    out += self.segop(stm) or [stm]
+                case ir.If(_, then_, else_, _):
+                    out.append(replace(stm, exp=replace(
+                        stm.exp, then_=self.host_body(then_), else_=self.host_body(else_))))
+                case ir.Loop(_, _, body):
+                    out.append(replace(stm, exp=replace(stm.exp, body=self.host_body(body))))
+                case _:
+                    out.append(stm)
+        return ir.Body(tuple(out), body.result)
+
+    def segop(self, stm: ir.Stm) -> list[ir.Stm] | None:
+        """The host statements (hoisted ones, then the SegOp) computing `stm`,
+        or None if its Screma cannot be a SegOp."""
+        e = stm.exp
+        assert isinstance(e, ir.Screma)
+        e = replace(e, map_lam=replace(e.map_lam, body=inline(e.map_lam.body, self.funs,
+                                                              self.names)))
+        e = replace(e, scans=tuple(replace(s, lam=self._inlined(s.lam)) for s in e.scans),
+                    reds=tuple(replace(r, lam=self._inlined(r.lam)) for r in e.reds))
+        kb = KernelBuilder(self.names, self.types)
+        try:
+            op = self.level(kb, e, (), (), [])
+        except NotKernel:
+            return None
+        return [*kb.hoisted, ir.Stm(stm.pat, op)]
+
+    def _inlined(self, lam: ir.Lambda) -> ir.Lambda:
+        return replace(lam, body=inline(lam.body, self.funs, self.names))
+
+    def level(self, kb: KernelBuilder, e: ir.Screma, gtids: tuple[ir.VName, ...],
+              dims: tuple[ir.SubExp, ...], pre: list[ir.Stm]) -> SegMap | SegRed | SegScan:
+        """The SegOp for Screma `e` nested in a map nest of space (`gtids`, `dims`),
+        whose threads first run the kernel statements `pre`."""
+        if isinstance(e.w, ir.Var) and e.w.name in kb.local:
+            raise NotKernel("the width depends on the thread")
+        gtid = self.names.fresh("gtid")
+        kb.local.add(gtid)
+        gtids, dims, pre = (*gtids, gtid), (*dims, e.w), list(pre)
+        for p, a in zip(e.map_lam.params, e.arrs):
+            kb.bind_row(p, a, (ir.Var(gtid),), pre)
+        space = SegSpace(gtids, dims)
+        if e.scans and e.reds:
+            raise NotKernel("a Screma with both scans and reductions")
+        if e.scans or e.reds:
+            ops = tuple(SegBinOp(kb.op_lambda(o.lam), o.nes, getattr(o, "comm", False))
+                        for o in (*e.scans, *e.reds))
+            body = kb.body(e.map_lam.body)
+            ret = self._scalar_ret(e.map_lam)
+            kind = SegScan if e.scans else SegRed
+            return kind(LEVEL, space, ops, ret, _prepend(pre, body))
+        nested = self.nest(kb, e.map_lam.body, gtids, dims, pre)
+        if nested is not None:
+            return nested
+        body = kb.body(e.map_lam.body)
+        return SegMap(LEVEL, space, self._scalar_ret(e.map_lam), _prepend(pre, body))
+
+    def nest(self, kb: KernelBuilder, body: ir.Body, gtids: tuple[ir.VName, ...],
+             dims: tuple[ir.SubExp, ...], pre: list[ir.Stm]) -> SegMap | SegRed | SegScan | None:
+        """The SegOp with one more dimension, when `body` ends in a Screma that
+        returns the body's results (rules 2 and 3), or None.  On success `kb`
+        holds the inner translation; on failure it is left as it was."""
+        body = fuse_body(body)
+        if not body.stms:
+            return None
+        last = body.stms[-1]
+        inner = last.exp
+        if (not isinstance(inner, ir.Screma)
+                or tuple(ir.Var(p.name) for p in last.pat) != body.result
+                or ((inner.scans or inner.reds) and len(gtids) > 1)):
+            return None
+        trial = kb.copy()
+        stms = list(pre)
+        try:
+            trial.stms(body.stms[:-1], stms)
+            op = self.level(trial, inner, gtids, dims, stms)
+        except NotKernel:
+            return None
+        kb.views, kb.local, kb.hoisted = trial.views, trial.local, trial.hoisted
+        return op
+
+    @staticmethod
+    def _scalar_ret(lam: ir.Lambda) -> tuple[ir.Type, ...]:
+        if not all(isinstance(t, ir.Prim) for t in lam.ret):
+            raise NotKernel("a thread would return an array")
+        return lam.ret
+
+
+def _prepend(stms: list[ir.Stm], body: ir.Body) -> ir.Body:
+    return ir.Body((*stms, *body.stms), body.result)
+
+
+__all__ = ["flatten"]

@@ -1,0 +1,260 @@
+"""Turning the body of a SOAC into kernel code (the rules of `futgen.gpu.ir`).
+
+A SegOp body may bind only scalars and contains no SOACs and no calls.  This
+module rewrites a lambda body into that form, or raises `NotKernel` when it
+cannot (the SOAC then stays on the host):
+
+* **Calls are inlined** (`inline`), with every name the callee binds renamed,
+  since a function may be inlined at several places.
+* **Arrays become views.**  A row `x = xs[gtid]` of an array bound outside
+  the kernel is never materialised: `x` is recorded as the view `xs[gtid]`,
+  and `x[j]` becomes `xs[gtid, j]`.  `iota n` is the view whose element `i`
+  is `i` (scaled and shifted), so `zip xs (iota n)` needs no array either.
+* **Inner SOACs become loops.**  After vertical fusion (`fusion.fuse_body`), a
+  Screma with reductions and no array results is a sequential `Loop` whose
+  merge parameters are the accumulators; it reads its input rows through
+  views.  Anything else that would make an array (scans and maps with array
+  results, scatter, hist, literals, updates) raises `NotKernel`.
+* **Invariant array bookkeeping is hoisted**: `size` of a view and
+  `rearrange` of an array bound outside the kernel cannot fail and do not
+  depend on the thread, so they move to the host in front of the SegOp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from futgen.core import ir
+from futgen.flatten.fusion import fuse_body
+from futgen.flatten.names import NameSource
+
+I64 = ir.Prim("i64")
+
+
+class NotKernel(Exception):
+    """This code cannot be a kernel body; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """An array that is `arr[prefix]` of an array `arr` bound outside the kernel."""
+
+    arr: ir.VName
+    prefix: tuple[ir.SubExp, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IotaView:
+    """The array `iota n start stride`, never materialised."""
+
+    n: ir.SubExp
+    start: ir.SubExp
+    stride: ir.SubExp
+
+
+AnyView = View | IotaView
+
+# Scalar operations that are kernel code as they stand.
+_SCALAR_OPS = (ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.Assert)
+
+
+def inline(body: ir.Body, funs: dict[str, ir.Function], names: NameSource) -> ir.Body:
+    """`body` with every `Apply`, at any depth, replaced by the callee's body."""
+    stms: list[ir.Stm] = []
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, ir.Apply):
+            fn: ir.Function = names.renamed(funs[e.fn])
+            stms += [ir.Stm((p,), ir.SubExpOp(a)) for p, a in zip(fn.params, e.args)]
+            inner = inline(fn.body, funs, names)
+            stms += inner.stms
+            stms += [ir.Stm((p,), ir.SubExpOp(r)) for p, r in zip(stm.pat, inner.result)]
+        else:
+            stms.append(ir.Stm(stm.pat, _inline_exp(e, funs, names)))
+    return ir.Body(tuple(stms), body.result)
+
+
+def _inline_exp(e: ir.Exp, funs: dict[str, ir.Function], names: NameSource) -> ir.Exp:
+    def lam(f: ir.Lambda) -> ir.Lambda:
+        return replace(f, body=inline(f.body, funs, names))
+
+    match e:
+        case ir.If():
+            return replace(e, then_=inline(e.then_, funs, names),
+                           else_=inline(e.else_, funs, names))
+        case ir.Loop():
+            return replace(e, body=inline(e.body, funs, names))
+        case ir.Screma():
+            return replace(e, map_lam=lam(e.map_lam),
+                           scans=tuple(replace(s, lam=lam(s.lam)) for s in e.scans),
+                           reds=tuple(replace(r, lam=lam(r.lam)) for r in e.reds))
+        case ir.Scatter():
+            return replace(e, lam=lam(e.lam))
+        case ir.Hist():
+            return replace(e, lam=lam(e.lam),
+                           ops=tuple(replace(o, lam=lam(o.lam)) for o in e.ops))
+    return e
+
+
+class KernelBuilder:
+    """Translates statements into the kernel body of one SegOp.
+
+    `out` receives kernel statements, `hoisted` the host statements that must
+    run before the SegOp; `local` holds every name bound inside the kernel
+    (thread indices included), which is what invariance is checked against.
+    """
+
+    def __init__(self, names: NameSource, types: dict[ir.VName, ir.Type]):
+        self.names = names
+        self.types = types
+        self.views: dict[ir.VName, AnyView] = {}
+        self.local: set[ir.VName] = set()
+        self.hoisted: list[ir.Stm] = []
+
+    def copy(self) -> KernelBuilder:
+        """An independent builder in the same state (to try a translation)."""
+        other = KernelBuilder(self.names, self.types)
+        other.views = dict(self.views)
+        other.local = set(self.local)
+        other.hoisted = list(self.hoisted)
+        return other
+
+    # --------------------------------------------------------- structure
+
+    def body(self, body: ir.Body) -> ir.Body:
+        """A kernel body computing the same scalars as `body`."""
+        out: list[ir.Stm] = []
+        body = fuse_body(body)
+        self.stms(body.stms, out)
+        for r in body.result:
+            self.require_scalar(r)
+        return ir.Body(tuple(out), body.result)
+
+    def stms(self, stms: tuple[ir.Stm, ...], out: list[ir.Stm]) -> None:
+        for stm in stms:
+            self.stm(stm, out)
+
+    def require_scalar(self, se: ir.SubExp) -> None:
+        """NotKernel unless `se` is a scalar (kernel results are scalars)."""
+        if isinstance(se, ir.Var) and (se.name in self.views or (
+                se.name not in self.local and isinstance(self.types.get(se.name), ir.ArrayT))):
+            raise NotKernel(f"{se.name} is an array")
+
+    def bind_row(self, p: ir.Param, arr: ir.VName, idx: tuple[ir.SubExp, ...],
+                 out: list[ir.Stm]) -> None:
+        """Binds `p` to `arr[idx]`: an Index statement for a scalar, a view otherwise."""
+        self.stm(ir.Stm((p,), ir.Index(arr, tuple(ir.DimFix(i) for i in idx))), out)
+
+    def _bind(self, pat: tuple[ir.Param, ...]) -> None:
+        for p in pat:
+            if not isinstance(p.type, ir.Prim):
+                raise NotKernel(f"{p.name} would be an array in kernel code")
+            self.local.add(p.name)
+
+    # --------------------------------------------------------- statements
+
+    def stm(self, stm: ir.Stm, out: list[ir.Stm]) -> None:
+        """Appends the kernel form of `stm` to `out` (or records a view, or hoists)."""
+        pat, e = stm.pat, stm.exp
+        match e:
+            case ir.SubExpOp(ir.Var(v)) | ir.Copy(v) if isinstance(pat[0].type, ir.ArrayT):
+                self.views[pat[0].name] = self.views.get(v, View(v, ()))
+                self.local.add(pat[0].name)
+            case ir.SubExpOp() | ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() | ir.Assert():
+                self._bind(pat)
+                out.append(stm)
+            case ir.Index(arr, sl, loc):
+                self.index(pat[0], arr, sl, loc, out)
+            case ir.Iota(n, start, stride):
+                self.views[pat[0].name] = IotaView(n, start, stride)
+                self.local.add(pat[0].name)
+            case ir.ArraySize(arr, dim):
+                self.size(pat[0], arr, dim, out)
+            case ir.Rearrange(arr, _) if arr not in self.local:
+                self.hoisted.append(stm)
+            case ir.If(cond, then_, else_, ret):
+                self._bind(pat)
+                out.append(ir.Stm(pat, ir.If(cond, self.body(then_), self.body(else_), ret)))
+            case ir.Loop(merge, form, body):
+                self._bind(tuple(p for p, _ in merge))
+                if isinstance(form, ir.ForLoop):
+                    self.local.add(form.i)
+                self._bind(pat)
+                out.append(ir.Stm(pat, ir.Loop(merge, form, self.body(body))))
+            case ir.Screma():
+                self.sequential_screma(pat, e, out)
+            case _:
+                raise NotKernel(f"{type(e).__name__} is not kernel code")
+
+    def index(self, p: ir.Param, arr: ir.VName, sl: tuple[ir.DimIndex, ...], loc,
+              out: list[ir.Stm]) -> None:
+        if not all(isinstance(d, ir.DimFix) for d in sl):
+            raise NotKernel("a slice makes an array")
+        idx = tuple(d.i for d in sl if isinstance(d, ir.DimFix))
+        view = self.views.get(arr, View(arr, ()))
+        if isinstance(view, IotaView):
+            if len(idx) != 1:
+                raise NotKernel("iota is one-dimensional")
+            self._bind((p,))
+            out.extend(self.iota_elem(p, view, idx[0]))
+        elif isinstance(p.type, ir.Prim):
+            self._bind((p,))
+            out.append(ir.Stm((p,), ir.Index(view.arr, tuple(
+                ir.DimFix(i) for i in view.prefix + idx), loc)))
+        else:
+            self.views[p.name] = View(view.arr, view.prefix + idx)
+            self.local.add(p.name)
+
+    def iota_elem(self, p: ir.Param, v: IotaView, i: ir.SubExp) -> list[ir.Stm]:
+        """`p = start + i * stride` (just `i` for the plain `iota n`)."""
+        zero, one = ir.Constant(0, "i64"), ir.Constant(1, "i64")
+        if v.start == zero and v.stride == one:
+            return [ir.Stm((p,), ir.SubExpOp(i))]
+        t = ir.Param(self.names.fresh("t"), I64)
+        self.local.add(t.name)
+        return [ir.Stm((t,), ir.BinOp("*", "i64", i, v.stride)),
+                ir.Stm((p,), ir.BinOp("+", "i64", v.start, ir.Var(t.name)))]
+
+    def size(self, p: ir.Param, arr: ir.VName, dim: int, out: list[ir.Stm]) -> None:
+        view = self.views.get(arr, View(arr, ()))
+        if isinstance(view, IotaView):
+            self._bind((p,))
+            out.append(ir.Stm((p,), ir.SubExpOp(view.n)))
+        else:
+            self.hoisted.append(ir.Stm((p,), ir.ArraySize(view.arr, len(view.prefix) + dim)))
+
+    def sequential_screma(self, pat: tuple[ir.Param, ...], e: ir.Screma,
+                          out: list[ir.Stm]) -> None:
+        """A reduction Screma as a loop over its rows, accumulating in merge parameters."""
+        if e.scans or len(e.map_lam.ret) != sum(len(r.nes) for r in e.reds):
+            raise NotKernel("a scan or map inside kernel code makes an array")
+        self._bind(pat)
+        i = self.names.fresh("i")
+        accs = tuple(ir.Param(self.names.fresh("acc"), p.type) for p in pat)
+        self._bind(accs)
+        self.local.add(i)
+        stms: list[ir.Stm] = []
+        for p, a in zip(e.map_lam.params, e.arrs):
+            self.bind_row(p, a, (ir.Var(i),), stms)
+        mapped = self.body(e.map_lam.body)
+        stms += mapped.stms
+        vals, acc_vars, results = list(mapped.result), [ir.Var(a.name) for a in accs], []
+        for r in e.reds:
+            n = len(r.nes)
+            args = acc_vars[:n] + vals[:n]
+            acc_vars, vals = acc_vars[n:], vals[n:]
+            for q, a in zip(r.lam.params, args):
+                self.stm(ir.Stm((q,), ir.SubExpOp(a)), stms)
+            op = self.body(r.lam.body)
+            stms += op.stms
+            results += op.result
+        loop = ir.Loop(tuple(zip(accs, (ne for r in e.reds for ne in r.nes))),
+                       ir.ForLoop(i, "i64", e.w), ir.Body(tuple(stms), tuple(results)))
+        out.append(ir.Stm(pat, loop))
+
+    def op_lambda(self, lam: ir.Lambda) -> ir.Lambda:
+        """The kernel form of a SegRed/SegScan operator (scalar parameters only)."""
+        self._bind(lam.params)
+        if not all(isinstance(t, ir.Prim) for t in lam.ret):
+            raise NotKernel("an operator on arrays")
+        return replace(lam, body=self.body(lam.body))

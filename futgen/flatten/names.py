@@ -1,0 +1,111 @@
+"""Name facts the flattening pass needs: fresh names, free variables, renaming.
+
+Names are unique within a program (internalisation gives every binder its
+own tag, and this pass keeps it so by renaming whatever it copies), so a
+variable is free in a piece of IR exactly when it occurs there but is bound
+nowhere in it.  That lets these helpers walk the IR generically, field by
+field, instead of needing one rule per node kind: every `Param` is a binder
+(statement patterns, function, lambda and loop parameters), as are a for
+loop's counter and a segment space's thread indices; every other `VName` is
+a use.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+from futgen.core import ir
+from futgen.gpu.ir import SegSpace
+
+
+def vnames(node: Any) -> Iterator[ir.VName]:
+    """Every VName in `node`, binders and uses, in field order."""
+    if isinstance(node, ir.VName):
+        yield node
+    elif isinstance(node, tuple):
+        for x in node:
+            yield from vnames(x)
+    elif is_dataclass(node) and not isinstance(node, type):
+        for f in fields(node):
+            yield from vnames(getattr(node, f.name))
+
+
+def binders(node: Any) -> Iterator[ir.VName]:
+    """Every name that `node` binds."""
+    if isinstance(node, ir.Param):
+        yield node.name
+        yield from binders(node.type)
+    elif isinstance(node, ir.ForLoop):
+        yield node.i
+    elif isinstance(node, SegSpace):
+        yield from node.gtids
+        yield from binders(node.dims)
+    elif isinstance(node, tuple):
+        for x in node:
+            yield from binders(x)
+    elif is_dataclass(node) and not isinstance(node, type):
+        for f in fields(node):
+            yield from binders(getattr(node, f.name))
+
+
+def free_vars(node: Any) -> set[ir.VName]:
+    """The names `node` uses but does not bind."""
+    return set(vnames(node)) - set(binders(node))
+
+
+def use_counts(node: Any) -> Counter[ir.VName]:
+    """How often each name occurs in `node` other than where it is bound."""
+    counts = Counter(vnames(node))
+    for b in binders(node):
+        counts[b] -= 1
+    return counts
+
+
+def substitute(node: Any, subst: Mapping[ir.VName, ir.VName]) -> Any:
+    """`node` with every occurrence of a key of `subst` replaced by its value."""
+    if isinstance(node, ir.VName):
+        return subst.get(node, node)
+    if isinstance(node, tuple):
+        return tuple(substitute(x, subst) for x in node)
+    if is_dataclass(node) and not isinstance(node, type):
+        return type(node)(*(substitute(getattr(node, f.name), subst) for f in fields(node)))
+    return node
+
+
+class NameSource:
+    """Fresh names for one program: tags above every tag already used."""
+
+    def __init__(self, prog: ir.Program):
+        self._next = max((v.tag for v in vnames(prog.functions)), default=-1) + 1
+
+    def fresh(self, base: str) -> ir.VName:
+        """A name no other binder of the program has."""
+        self._next += 1
+        return ir.VName(base, self._next - 1)
+
+    def renamed(self, node: Any) -> Any:
+        """A copy of `node` whose binders all have fresh names (for inlining a
+        body more than once without breaking uniqueness)."""
+        subst = {b: self.fresh(b.base) for b in binders(node)}
+        return substitute(node, subst)
+
+
+def param_types(node: Any) -> dict[ir.VName, ir.Type]:
+    """The declared type of every name bound by a `Param` in `node`."""
+    out: dict[ir.VName, ir.Type] = {}
+    _collect_types(node, out)
+    return out
+
+
+def _collect_types(node: Any, out: dict[ir.VName, ir.Type]) -> None:
+    if isinstance(node, ir.Param):
+        out[node.name] = node.type
+    elif isinstance(node, tuple):
+        for x in node:
+            _collect_types(x, out)
+    elif is_dataclass(node) and not isinstance(node, type):
+        for f in fields(node):
+            _collect_types(getattr(node, f.name), out)
