@@ -1,7 +1,8 @@
 """The runtime's copy of the primitive-type tables agrees with the compiler's."""
 
-from futgen.frontend import types as T
 from futgen_runtime import dtypes as D
+
+from futgen.frontend import types as T
 
 
 def test_tables_agree() -> None:
@@ -11,8 +12,9 @@ def test_tables_agree() -> None:
 
 
 def test_one_futhark_error_class() -> None:
-    import futgen.errors
     import futgen_runtime.errors
+
+    import futgen.errors
 
     assert futgen.errors.FutharkError is futgen_runtime.errors.FutharkError
     assert issubclass(futgen.errors.FutharkError, futgen.errors.FutgenError)

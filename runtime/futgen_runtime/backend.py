@@ -1,0 +1,70 @@
+"""The Backend interface and `make_backend`, which picks one.
+
+Generated host code is written once against `Backend`; `make_backend`
+decides at instance creation whether it runs on CUDA or NumPy.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from .cpu import CpuBackend
+
+
+class Backend(Protocol):
+    """What generated host code calls (see futgen/codegen/RUNTIME_API.md)."""
+
+    kind: str
+
+    def from_host(self, a: Any) -> Any: ...
+    def to_host(self, x: Any) -> Any: ...
+    def empty(self, shape: Sequence[int], dtype: Any) -> Any: ...
+    def iota(self, n: int, start: Any, stride: Any, dtype: Any) -> Any: ...
+    def replicate(self, shape: Sequence[int], value: Any, dtype: Any) -> Any: ...
+    def copy(self, x: Any) -> Any: ...
+    def concat(self, xs: Sequence[Any]) -> Any: ...
+    def reshape(self, x: Any, shape: Sequence[int], loc: object = None) -> Any: ...
+    def rearrange(self, x: Any, perm: Sequence[int]) -> Any: ...
+    def array_lit(self, values: Sequence[Any], dtype: Any, shape: Sequence[int]) -> Any: ...
+    def index(self, x: Any, idx: Sequence[Any], loc: object = None) -> Any: ...
+    def update(self, x: Any, idx: Sequence[Any], value: Any, loc: object = None) -> Any: ...
+    def launch(self, kernel: str, threads: int, block: int, args: Sequence[Any],
+               shared_bytes: int = 0) -> None: ...
+    def read_scalar(self, x: Any, i: int = 0) -> Any: ...
+    def sync(self) -> None: ...
+
+
+def make_backend(kind: str = "auto", *, device: int | str | None = None,
+                 kernels_source: str = "", kernel_images: Mapping[str, bytes] | None = None,
+                 errors: Mapping[int, tuple[str, str]] | None = None,
+                 cache_dir: str | None = None) -> Backend:
+    """A backend of `kind`: "cuda", "cpu", or "auto" (CUDA if possible, else CPU).
+
+    "auto" falls back to the CPU with one line on stderr saying why, so a
+    package imported on a machine without a GPU still works and says so.
+    """
+    if kind == "cpu":
+        return CpuBackend(errors=errors)
+    if kind not in ("cuda", "auto"):
+        raise ValueError(f"unknown backend {kind!r}; expected 'auto', 'cuda' or 'cpu'")
+    try:
+        from .cuda import CudaBackend
+
+        return CudaBackend(device=device, kernels_source=kernels_source,
+                           kernel_images=kernel_images, errors=errors, cache_dir=cache_dir)
+    except Exception as e:
+        if kind == "cuda":
+            raise
+        print(f"futgen: no CUDA device or PyCUDA ({_reason(e)}); running on the CPU backend",
+              file=sys.stderr)
+        return CpuBackend(errors=errors)
+
+
+def _reason(e: BaseException) -> str:
+    """One line saying why CUDA is unavailable."""
+    if isinstance(e, ImportError) and (e.name or "").startswith("pycuda"):
+        return "PyCUDA is not installed"
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__

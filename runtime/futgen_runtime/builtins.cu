@@ -1,0 +1,79 @@
+// Built-in kernels of the futgen CUDA runtime: the array operations that
+// GPUArray does not provide.  They follow the program kernels' calling
+// convention (failure, failure_args first; they never fail) and are
+// grid-stride loops, so any grid size is correct.  Kernels that only move
+// data are by element size (1, 2, 4, 8 bytes), not by type.
+#include <stdint.h>
+
+#define FUTGEN_MAX_RANK 8
+#define GRID_STRIDE(i, n) \
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+       i += (int64_t)gridDim.x * blockDim.x)
+
+// The element offset, in a strided source, of element i of a row-major
+// region of `rank` dims with sizes d[] and element strides s[].
+__device__ inline int64_t futgen_offset(int64_t i, int32_t rank, const int64_t *d,
+                                        const int64_t *s) {
+  int64_t off = 0;
+  for (int32_t k = rank - 1; k >= 0; k--) {
+    off += (i % d[k]) * s[k];
+    i /= d[k];
+  }
+  return off;
+}
+
+#define DIMS_PARAMS                                                            \
+  int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t d4, int64_t d5,      \
+      int64_t d6, int64_t d7, int64_t s0, int64_t s1, int64_t s2, int64_t s3,  \
+      int64_t s4, int64_t s5, int64_t s6, int64_t s7
+#define DIMS_ARRAYS                                                            \
+  const int64_t d[FUTGEN_MAX_RANK] = {d0, d1, d2, d3, d4, d5, d6, d7};         \
+  const int64_t s[FUTGEN_MAX_RANK] = {s0, s1, s2, s3, s4, s5, s6, s7};
+
+#define BY_SIZE(NAME, BYTES, T)                                                \
+  extern "C" __global__ void futgen_fill_##BYTES(                              \
+      int32_t *failure, int64_t *failure_args, T *out, int64_t n, T v) {       \
+    GRID_STRIDE(i, n) out[i] = v;                                              \
+  }                                                                            \
+  extern "C" __global__ void futgen_tile_##BYTES(                              \
+      int32_t *failure, int64_t *failure_args, T *out, int64_t n,              \
+      const T *in, int64_t m) {                                                \
+    GRID_STRIDE(i, n) out[i] = in[i % m];                                      \
+  }                                                                            \
+  extern "C" __global__ void futgen_gather_##BYTES(                            \
+      int32_t *failure, int64_t *failure_args, T *out, int64_t n,              \
+      const T *in, int64_t offset, int32_t rank, DIMS_PARAMS) {                \
+    DIMS_ARRAYS                                                                \
+    GRID_STRIDE(i, n) out[i] = in[offset + futgen_offset(i, rank, d, s)];      \
+  }                                                                            \
+  extern "C" __global__ void futgen_scatter_##BYTES(                           \
+      int32_t *failure, int64_t *failure_args, T *dst, int64_t n,              \
+      const T *src, int64_t offset, int32_t rank, DIMS_PARAMS) {               \
+    DIMS_ARRAYS                                                                \
+    GRID_STRIDE(i, n) dst[offset + futgen_offset(i, rank, d, s)] = src[i];     \
+  }
+
+BY_SIZE(u8, 1, uint8_t)
+BY_SIZE(u16, 2, uint16_t)
+BY_SIZE(u32, 4, uint32_t)
+BY_SIZE(u64, 8, uint64_t)
+
+// iota for every integer type: start + i*stride computed in 64 bits and
+// truncated, which is Futhark's wrapping semantics.
+#define IOTA(NAME, T)                                                          \
+  extern "C" __global__ void futgen_iota_##NAME(                               \
+      int32_t *failure, int64_t *failure_args, T *out, int64_t n,              \
+      int64_t start, int64_t stride) {                                         \
+    GRID_STRIDE(i, n) out[i] = (T)(start + i * stride);                        \
+  }
+
+IOTA(int8, int8_t)
+IOTA(int16, int16_t)
+IOTA(int32, int32_t)
+IOTA(int64, int64_t)
+IOTA(uint8, uint8_t)
+IOTA(uint16, uint16_t)
+IOTA(uint32, uint32_t)
+IOTA(uint64, uint64_t)
+IOTA(float32, float)
+IOTA(float64, double)

@@ -1,0 +1,427 @@
+"""The CUDA backend: PyCUDA context, memory pool, kernels, failure flag, array ops.
+
+Imported only when a CUDA backend is made, so that the runtime (and every
+generated package) imports without PyCUDA.  Arrays are C-contiguous
+`pycuda.gpuarray.GPUArray`s allocated from one `DeviceMemoryPool`; all
+launches go to the default stream, so operations are ordered and only
+`sync`/reads wait for the device.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pycuda.driver as cuda
+from pycuda import gpuarray
+from pycuda.tools import DeviceMemoryPool
+
+from .compile import compile_cubin
+from .errors import FutharkError
+from .indexing import (
+    Index,
+    Region,
+    all_fixed,
+    c_strides,
+    oob_message,
+    resolve,
+    shape_text,
+)
+
+MAX_RANK = 8
+_BUILTINS = Path(__file__).with_name("builtins.cu")
+# Kernel argument type characters (pycuda's struct format, native alignment).
+# f16 goes by its bits: pycuda's struct has no half type.
+_ARG_CHARS = {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i",
+              "uint32": "I", "int64": "q", "uint64": "Q", "float16": "H", "float32": "f",
+              "float64": "d", "bool": "?"}
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_pushed: list[Any] = []  # contexts this module left current on the main thread
+
+
+@atexit.register
+def _pop_contexts() -> None:
+    """Pop what we pushed: PyCUDA aborts at exit if its context stack is not empty."""
+    while _pushed:
+        _pushed.pop()
+        with contextlib.suppress(Exception):
+            cuda.Context.pop()
+
+
+def _choose_device(device: int | str | None) -> Any:
+    """A device by index, or the first whose name contains `device` (case-insensitive)."""
+    n = cuda.Device.count()
+    if n == 0:
+        raise RuntimeError("no CUDA device")
+    if device is None:
+        return cuda.Device(0)
+    if isinstance(device, int):
+        if not 0 <= device < n:
+            raise ValueError(f"CUDA device {device} does not exist (there are {n})")
+        return cuda.Device(device)
+    names = [cuda.Device(i).name() for i in range(n)]
+    for i, name in enumerate(names):
+        if device.lower() in name.lower():
+            return cuda.Device(i)
+    raise ValueError(f"no CUDA device named like {device!r}; there are: {', '.join(names)}")
+
+
+def _ptr(x: Any) -> int:
+    """The device address of a GPUArray or allocation (0 for empty arrays)."""
+    data = x.gpudata if isinstance(x, gpuarray.GPUArray) else x
+    return 0 if data is None else int(data)
+
+
+class CudaBackend:
+    """Backend arrays are C-contiguous GPUArrays on the chosen device."""
+
+    kind = "cuda"
+
+    def __init__(self, *, device: int | str | None = None, kernels_source: str = "",
+                 kernel_images: Mapping[str, bytes] | None = None,
+                 errors: Mapping[int, tuple[str, str]] | None = None,
+                 cache_dir: str | Path | None = None) -> None:
+        cuda.init()
+        self.device = _choose_device(device)
+        self.arch = "sm_{}{}".format(*self.device.compute_capability())
+        self.errors = dict(errors or {})
+        self.cache_dir = cache_dir
+        self._ctx = self.device.retain_primary_context()
+        self._ctx.push()
+        _pushed.append(self._ctx)
+        attrs = self.device.get_attributes()
+        self._sm_count = int(attrs[cuda.device_attribute.MULTIPROCESSOR_COUNT])
+        self._threads_per_sm = int(attrs[cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR])
+        self._pool = DeviceMemoryPool()
+        self._failure = cuda.mem_alloc(8 + 8 * 8)  # int32 code (padded), int64 args[8]
+        cuda.memset_d32(self._failure, 0, 18)
+        self._failure_host = cuda.pagelocked_empty(9, np.int64)
+        self._fail_ptrs = (int(self._failure), int(self._failure) + 8)
+        self._functions: dict[tuple[str, str], Any] = {}
+        self.kernel_origin = "none"  # "cubin", "ptx", "cache" or "compiled": for diagnostics
+        self._module = self._load_program(kernels_source, kernel_images or {})
+        self._builtins: Any = None
+
+    # ------------------------------------------------------------ context, memory
+
+    @contextlib.contextmanager
+    def _current(self) -> Iterator[None]:
+        """Make our context current for one call (other threads, or after CuPy/torch)."""
+        cur = cuda.Context.get_current()
+        if cur is not None and cur.handle == self._ctx.handle:
+            yield
+            return
+        self._ctx.push()
+        try:
+            yield
+        finally:
+            cuda.Context.pop()
+
+    def _allocate(self, nbytes: int) -> Any:
+        """Pool allocation; out of memory frees the pool's spare blocks, then raises MemoryError."""
+        try:
+            return self._pool.allocate(nbytes)
+        except cuda.MemoryError:
+            self._pool.free_held()
+        try:
+            return self._pool.allocate(nbytes)
+        except cuda.MemoryError:
+            free, total = cuda.mem_get_info()
+            raise MemoryError(f"out of GPU memory allocating {nbytes} bytes on "
+                              f"{self.device.name()} ({free} of {total} bytes free, "
+                              f"{self._pool.active_blocks} blocks in use)") from None
+
+    def _new(self, shape: Sequence[int], dtype: Any) -> gpuarray.GPUArray:
+        return gpuarray.GPUArray(tuple(int(n) for n in shape), np.dtype(dtype),
+                                 allocator=self._allocate)
+
+    # ------------------------------------------------------------ kernels
+
+    def _load_program(self, source: str, images: Mapping[str, bytes]) -> Any:
+        """The program's module: a shipped cubin for this arch, else PTX, else compiled source."""
+        for key, origin in ((self.arch, "cubin"), ("ptx", "ptx")):
+            if key in images:
+                try:
+                    module = cuda.module_from_buffer(images[key])
+                except cuda.Error:
+                    continue
+                self.kernel_origin = origin
+                return module
+        if not source.strip():
+            return None
+        return self._compile(source, record=True)
+
+    def _compile(self, source: str, record: bool = False) -> Any:
+        cubin, hit = compile_cubin(source, self.arch, cache_dir=self.cache_dir)
+        if record:
+            self.kernel_origin = "cache" if hit else "compiled"
+        return cuda.module_from_buffer(cubin)
+
+    def _function(self, kernel: str, sig: str) -> Any:
+        """The prepared function for `kernel` with argument signature `sig` (cached)."""
+        f = self._functions.get((kernel, sig))
+        if f is None:
+            module = self._module
+            if kernel.startswith("futgen_"):
+                if self._builtins is None:
+                    self._builtins = self._compile(_BUILTINS.read_text())
+                module = self._builtins
+            if module is None:
+                raise ValueError(f"no CUDA kernel {kernel}: the program has no kernels")
+            try:
+                f = module.get_function(kernel)
+            except cuda.LogicError:
+                raise ValueError(f"no CUDA kernel named {kernel}") from None
+            f.prepare("PP" + sig)
+            self._functions[(kernel, sig)] = f
+        return f
+
+    def launch(self, kernel: str, threads: int, block: int, args: Sequence[Any],
+               shared_bytes: int = 0) -> None:
+        """Run `kernel` over `threads` threads in blocks of `block` (grid capped: grid-stride)."""
+        threads, block = int(threads), int(block)
+        if threads <= 0:
+            return
+        sig, values = _kernel_args(args)
+        blocks = min(-(-threads // block), self.max_grid(block))
+        with self._current():
+            self._function(kernel, sig).prepared_call(
+                (blocks, 1, 1), (block, 1, 1), *self._fail_ptrs, *values,
+                shared_size=int(shared_bytes))
+
+    def max_grid(self, block: int) -> int:
+        """The most blocks a launch gets: 8 full waves of the device."""
+        return max(1, self._sm_count * max(1, self._threads_per_sm // block) * 8)
+
+    def sync(self) -> None:
+        """Wait for the device; raise the failure a kernel reported, and reset the flag."""
+        with self._current():
+            cuda.memcpy_dtoh(self._failure_host, self._failure)
+            code = int(self._failure_host[:1].view(np.int32)[0])
+            if code == 0:
+                return
+            args = [int(a) for a in self._failure_host[1:]]
+            cuda.memset_d32(self._failure, 0, 18)
+        fmt, loc = self.errors.get(code, (f"kernel failure {code} (arguments {{}})", ""))
+        try:
+            message = fmt.format(*args)
+        except (IndexError, KeyError, ValueError):
+            message = f"{fmt} (arguments {args})"
+        raise FutharkError(message, loc or None)
+
+    # ------------------------------------------------------------ transfers
+
+    def from_host(self, a: np.ndarray) -> gpuarray.GPUArray:
+        with self._current():
+            a = np.ascontiguousarray(a)
+            x = self._new(a.shape, a.dtype)
+            if a.size:
+                cuda.memcpy_htod(x.gpudata, a)
+            return x
+
+    def to_host(self, x: gpuarray.GPUArray) -> np.ndarray:
+        with self._current():
+            out = np.empty(x.shape, x.dtype)
+            if x.size:
+                cuda.memcpy_dtoh(out, x.gpudata)
+            return out
+
+    def from_device(self, value: Any) -> gpuarray.GPUArray:
+        """A GPUArray or `__cuda_array_interface__` object as a GPUArray, zero copy if contiguous."""
+        if isinstance(value, gpuarray.GPUArray):
+            if value.flags.c_contiguous:
+                return value
+            with self._current():
+                return _copy_gpuarray(value, self._new(value.shape, value.dtype))
+        cai = value.__cuda_array_interface__
+        shape, dtype = tuple(cai["shape"]), np.dtype(cai["typestr"])
+        strides = cai.get("strides")
+        if strides is not None and tuple(strides) != tuple(s * dtype.itemsize
+                                                           for s in c_strides(shape)):
+            t = type(value)
+            raise TypeError(f"a non-contiguous {t.__module__}.{t.__qualname__} cannot be used "
+                            f"without a copy; pass a contiguous one (e.g. .contiguous() or "
+                            f"cupy.ascontiguousarray)")
+        if cai.get("stream") not in (None, 0):
+            with self._current():
+                cuda.Context.synchronize()  # the producer's stream may still be writing it
+        return gpuarray.GPUArray(shape, dtype, gpudata=int(cai["data"][0]), base=value)
+
+    # ------------------------------------------------------------ creation
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> gpuarray.GPUArray:
+        with self._current():
+            return self._new(shape, dtype)
+
+    def iota(self, n: int, start: Any, stride: Any, dtype: Any) -> gpuarray.GPUArray:
+        dt = np.dtype(dtype)
+        x = self.empty((n,), dt)
+        self.launch(f"futgen_iota_{dt.name}", int(n), 256,
+                    [x, np.int64(_wrap64(start)), np.int64(_wrap64(stride))])
+        return x
+
+    def replicate(self, shape: Sequence[int], value: Any, dtype: Any) -> gpuarray.GPUArray:
+        """`shape` copies of a scalar (fill) or of an array (tile), whose shape is appended."""
+        dt = np.dtype(dtype)
+        shape = tuple(int(n) for n in shape)
+        if isinstance(value, gpuarray.GPUArray):
+            x = self.empty(shape + tuple(value.shape), dt)
+            if value.size:
+                self.launch(f"futgen_tile_{dt.itemsize}", x.size, 256,
+                            [x, np.int64(x.size), value, np.int64(value.size)])
+            return x
+        if isinstance(value, np.ndarray) and value.ndim > 0:
+            return self.replicate(shape, self.from_host(value.astype(dt)), dt)
+        x = self.empty(shape, dt)
+        bits = np.asarray(value, dtype=dt).reshape(1).view(_UINT_OF_SIZE[dt.itemsize])[0]
+        self.launch(f"futgen_fill_{dt.itemsize}", x.size, 256, [x, np.int64(x.size), bits])
+        return x
+
+    def copy(self, x: gpuarray.GPUArray) -> gpuarray.GPUArray:
+        with self._current():
+            return _copy_gpuarray(x, self._new(x.shape, x.dtype))
+
+    def concat(self, xs: Sequence[gpuarray.GPUArray]) -> gpuarray.GPUArray:
+        if not xs:
+            raise ValueError("concat needs at least one array")
+        inner = tuple(xs[0].shape[1:])
+        for x in xs:
+            if tuple(x.shape[1:]) != inner or x.dtype != xs[0].dtype:
+                raise ValueError("concat: arrays differ in inner shape or element type")
+        with self._current():
+            out = self._new((sum(x.shape[0] for x in xs),) + inner, xs[0].dtype)
+            at = _ptr(out)
+            for x in xs:
+                if x.nbytes:
+                    cuda.memcpy_dtod(at, _ptr(x), x.nbytes)
+                    at += x.nbytes
+            return out
+
+    def reshape(self, x: gpuarray.GPUArray, shape: Sequence[int],
+                loc: object = None) -> gpuarray.GPUArray:
+        """`x` with a new shape of the same size (a view sharing its memory)."""
+        shape = tuple(int(n) for n in shape)
+        if math.prod(shape) != x.size:
+            raise FutharkError(f"Cannot reshape array of shape {shape_text(x.shape)} "
+                               f"to {shape_text(shape)}.", loc)
+        return x.reshape(shape)
+
+    def rearrange(self, x: gpuarray.GPUArray, perm: Sequence[int]) -> gpuarray.GPUArray:
+        """Dimensions permuted and materialised (`perm[i]`: source dim of result dim i)."""
+        perm = [int(p) for p in perm]
+        src = c_strides(x.shape)
+        region = Region(0, tuple(x.shape[p] for p in perm), tuple(src[p] for p in perm))
+        return self._gather(x, region)
+
+    def array_lit(self, values: Sequence[Any], dtype: Any, shape: Sequence[int]) -> Any:
+        """An array from scalars (built on the host) or rows (device arrays, concatenated)."""
+        shape = tuple(int(n) for n in shape)
+        if any(isinstance(v, gpuarray.GPUArray) for v in values):
+            rows = [v if isinstance(v, gpuarray.GPUArray) else self.from_host(np.asarray(v, dtype))
+                    for v in values]
+            return self.reshape(self.concat([r.reshape((1,) + tuple(r.shape)) for r in rows]),
+                                shape)
+        return self.from_host(np.array([np.asarray(v) for v in values], np.dtype(dtype))
+                              .reshape(shape))
+
+    # ------------------------------------------------------------ indexing
+
+    def _gather(self, x: gpuarray.GPUArray, r: Region) -> gpuarray.GPUArray:
+        out = self.empty(r.shape, x.dtype)
+        if out.size:
+            self.launch(f"futgen_gather_{x.dtype.itemsize}", out.size, 256,
+                        [out, np.int64(out.size), x, np.int64(r.offset), *_dims_args(r)])
+        return out
+
+    def index(self, x: gpuarray.GPUArray, idx: Index, loc: object = None) -> Any:
+        """`x[idx]`, bounds checked on the host: a NumPy scalar if all dims are fixed."""
+        r = resolve(x.shape, idx, loc)
+        if all_fixed(idx, len(x.shape)):
+            return self.read_scalar(x, r.offset)
+        return self._gather(x, r)
+
+    def update(self, x: gpuarray.GPUArray, idx: Index, value: Any,
+               loc: object = None) -> gpuarray.GPUArray:
+        """`x with [idx] = value`, in place; returns x."""
+        r = resolve(x.shape, idx, loc)
+        vshape = tuple(value.shape) if isinstance(value, gpuarray.GPUArray) else np.shape(value)
+        if tuple(vshape) != r.shape:
+            raise FutharkError(oob_message(list(idx), x.shape), loc)
+        if r.size == 0:
+            return x
+        if not isinstance(value, gpuarray.GPUArray):
+            v = np.ascontiguousarray(np.asarray(value, dtype=x.dtype))
+            if v.size == 1:
+                with self._current():
+                    cuda.memcpy_htod(_ptr(x) + r.offset * x.dtype.itemsize, v)
+                return x
+            value = self.from_host(v)
+        self.launch(f"futgen_scatter_{x.dtype.itemsize}", r.size, 256,
+                    [x, np.int64(r.size), value, np.int64(r.offset), *_dims_args(r)])
+        return x
+
+    def read_scalar(self, x: gpuarray.GPUArray, i: int = 0) -> Any:
+        """Element `i` (flat) of `x` as a NumPy scalar, after checking for kernel failures."""
+        i = int(i)
+        if not 0 <= i < x.size:
+            raise IndexError(f"read_scalar: element {i} of an array of {x.size}")
+        self.sync()
+        out = np.empty(1, x.dtype)
+        with self._current():
+            cuda.memcpy_dtoh(out, _ptr(x) + i * x.dtype.itemsize)
+        return out[0]
+
+
+def _copy_gpuarray(x: gpuarray.GPUArray, out: gpuarray.GPUArray) -> gpuarray.GPUArray:
+    if x.size:
+        if x.flags.c_contiguous:
+            cuda.memcpy_dtod(_ptr(out), _ptr(x), x.nbytes)
+        else:
+            out.set(x.get())
+    return out
+
+
+def _dims_args(r: Region) -> list[Any]:
+    """rank, dims[8], strides[8] of a region, for the gather/scatter kernels."""
+    if len(r.shape) > MAX_RANK:
+        raise ValueError(f"arrays of rank above {MAX_RANK} are not supported")
+    pad = MAX_RANK - len(r.shape)
+    dims = [np.int64(d) for d in r.shape] + [np.int64(1)] * pad
+    strides = [np.int64(s) for s in r.strides] + [np.int64(0)] * pad
+    return [np.int32(len(r.shape)), *dims, *strides]
+
+
+def _kernel_args(args: Sequence[Any]) -> tuple[str, list[Any]]:
+    """The prepared-call signature of `args` and the values to pack."""
+    sig, values = [], []
+    for a in args:
+        if isinstance(a, (gpuarray.GPUArray, cuda.DeviceAllocation)) \
+                or type(a).__name__ == "PooledDeviceAllocation":
+            sig.append("P")
+            values.append(_ptr(a))
+        elif isinstance(a, np.generic):
+            ch = _ARG_CHARS.get(a.dtype.name)
+            if ch is None:
+                raise TypeError(f"kernel argument of unsupported type {a.dtype}")
+            sig.append(ch)
+            values.append(a.view(np.uint16).item() if a.dtype == np.float16 else a.item())
+        elif isinstance(a, bool):
+            sig.append("?")
+            values.append(a)
+        elif isinstance(a, int):
+            sig.append("q")
+            values.append(a)
+        else:
+            raise TypeError(f"kernel argument {a!r}: expected a device array or a NumPy scalar")
+    return "".join(sig), values
+
+
+def _wrap64(v: Any) -> int:
+    """An integer as a signed 64-bit value (two's complement wrap)."""
+    i = int(v) & 0xFFFF_FFFF_FFFF_FFFF
+    return i - (1 << 64) if i >= 1 << 63 else i
