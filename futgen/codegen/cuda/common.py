@@ -1,0 +1,139 @@
+"""What every SegOp strategy needs: names, thread indices, output arrays, operators.
+
+A `SegCompile` holds the state of compiling one SegOp statement: the host
+types, the name source, the error table, and the plan pieces (temps,
+outputs, launches, kernel sources) the strategy adds to.  Strategies build
+each kernel's body as ImpCode through a `KernelLowering` and hand it to
+`kernel()`, which renders it and records the launch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from futgen.codegen.cuda import imp, render
+from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
+from futgen.codegen.cuda.lower import ErrorTable, KernelLowering
+from futgen.codegen.plan import CTYPES, KernelPlan, Launch, Temp
+from futgen.core import ir
+from futgen.gpu.ir import SegBinOp
+
+BLOCK = 256  # threads per block (Futhark's default_tblock_size)
+GROUPS = 1024  # logical blocks of the two-pass strategies (virtualised over the grid)
+
+TID = Cast("int64_t", Lit("threadIdx.x"))
+BID = Cast("int64_t", Lit("blockIdx.x"))
+BDIM = Cast("int64_t", Lit("blockDim.x"))
+GDIM = Cast("int64_t", Lit("gridDim.x"))
+_FAILED = Bin("!=", Lit("*(volatile int32_t *)failure"), Lit("0"))
+
+
+def early_exit(barriers: bool) -> Stm:
+    """Leave at once if an earlier kernel failed (block-uniformly with barriers)."""
+    cond: Expr = Call("__syncthreads_or", (_FAILED,)) if barriers else _FAILED
+    return imp.If(cond, (imp.Return(),))
+
+
+def imin(a: Expr, b: Expr) -> Expr:
+    return imp.Cond(Bin("<", a, b), a, b)
+
+
+def product(xs: Sequence[Expr]) -> Expr:
+    out: Expr = Lit("(int64_t)1")
+    for x in xs:
+        out = x if out == Lit("(int64_t)1") else Bin("*", out, x)
+    return out
+
+
+@dataclass
+class SegCompile:
+    """The plan of one SegOp statement, as its strategy builds it."""
+
+    stm: ir.Stm
+    types: dict[ir.VName, ir.Type]
+    fresh: Callable[[str], str]
+    errors: ErrorTable
+    temps: list[Temp] = field(default_factory=list)
+    outputs: list[Temp] = field(default_factory=list)
+    launches: list[Launch] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+    def lowering(self) -> KernelLowering:
+        return KernelLowering(self.types, self.errors, self.fresh)
+
+    def host_dim(self, d: ir.SubExp) -> str:
+        """A size as a host expression (the printed VName, or the constant)."""
+        return str(d.name) if isinstance(d, ir.Var) else str(int(d.value))
+
+    def host_product(self, dims: Sequence[ir.SubExp]) -> str:
+        return " * ".join(self.host_dim(d) for d in dims) or "1"
+
+    def array(self, base: str, prim: str, shape: Sequence[ir.SubExp], *,
+              output: bool) -> Temp:
+        """A new output (or temporary) device array with a unique name."""
+        t = Temp(self.fresh(base), prim, tuple(self.host_dim(d) for d in shape))
+        (self.outputs if output else self.temps).append(t)
+        return t
+
+    def temp(self, base: str, prim: str, size: int) -> Temp:
+        t = Temp(self.fresh(base), prim, (str(size),))
+        self.temps.append(t)
+        return t
+
+    def kernel(self, base: str, low: KernelLowering, body: Sequence[Stm], threads: str,
+               block: int = BLOCK) -> None:
+        """Renders a kernel from its body and records its launch."""
+        name = self.fresh(base)
+        params = tuple(p for p, _ in low.params.values())
+        self.sources.append(render.kernel(imp.Kernel(name, params, tuple(body))))
+        self.launches.append(Launch(name, threads, block,
+                                    tuple(a for _, a in low.params.values())))
+
+    def plan(self, results: Sequence[tuple[str, str]]) -> KernelPlan:
+        return KernelPlan("\n\n".join(self.sources) + "\n", tuple(self.temps),
+                          tuple(self.outputs), tuple(self.launches), tuple(results),
+                          tuple(self.errors.sites))
+
+
+def pointer(low: KernelLowering, t: Temp) -> str:
+    """Makes a plan array a kernel parameter; its C name is the temp's name."""
+    return low.add_param(t.name, CTYPES[t.prim], True, t.name)
+
+
+def decompose(low: KernelLowering, flat: Expr, gtids: Sequence[ir.VName],
+              dims: Sequence[Expr]) -> list[Stm]:
+    """Binds `gtids` to the row-major coordinates of `flat` in `dims`."""
+    stms: list[Stm] = []
+    rest = flat
+    for k in range(len(gtids) - 1, -1, -1):
+        g = low.bind(gtids[k], ir.Prim("i64"))
+        if k == 0:
+            stms.append(imp.Decl("int64_t", g, rest, True))
+        else:
+            stms.append(imp.Decl("int64_t", g, Bin("%", rest, dims[k]), True))
+            r = low.fresh("rest")
+            stms.append(imp.Decl("int64_t", r, Bin("/", rest, dims[k]), True))
+            rest = imp.Var(r)
+    return stms
+
+
+def op_types(op: SegBinOp) -> list[str]:
+    """The primitive types of an operator's values."""
+    out = []
+    for p in op.lam.params[: len(op.nes)]:
+        assert isinstance(p.type, ir.Prim), p
+        out.append(p.type.name)
+    return out
+
+
+def apply_op(low: KernelLowering, op: SegBinOp, xs: Sequence[Expr], ys: Sequence[Expr],
+             outs: Sequence[str], escape: str | None) -> list[Stm]:
+    """`outs = op(xs, ys)`; the operands are copied first, so `outs` may alias them."""
+    bindings = list(zip(op.lam.params, [*xs, *ys], strict=True))
+    return low.region(bindings, op.lam.body, outs, escape)
+
+
+def declare(ctypes: Sequence[str], names: Sequence[str],
+            inits: Sequence[Expr | None]) -> list[Stm]:
+    return [imp.Decl(c, n, i) for c, n, i in zip(ctypes, names, inits, strict=True)]

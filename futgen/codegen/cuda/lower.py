@@ -1,0 +1,275 @@
+"""Lowering kernel code (core IR restricted as `futgen.gpu.ir` says) to ImpCode.
+
+A `KernelLowering` lowers the bodies and operator lambdas that go into one
+kernel.  It finds the kernel's free variables as it goes: a variable not
+bound inside the kernel is a host variable, so it becomes a kernel parameter
+(scalars by value, arrays as device pointers plus one int64 per dimension)
+whose host-side value is the printed VName (`KernelLowering.params`).
+
+Run-time checks (bounds, division by zero, negative exponents, assertions)
+become `Fail` statements whose codes and Futhark messages are recorded in
+`ErrorTable`; the host turns a code back into `FutharkError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+from futgen.codegen.cuda import imp, scalar
+from futgen.codegen.cuda.imp import Bin, Cast, Expr, Fail, Lit, Stm
+from futgen.codegen.plan import CTYPES, ErrorSite, KArg
+from futgen.core import ir
+
+_SIGNED_DIVISIONS = ("/", "%", "//", "%%")
+
+
+def c_name(v: ir.VName) -> str:
+    """A C identifier for a VName; the tag keeps it clear of C keywords."""
+    base = re.sub(r"[^A-Za-z0-9_]", lambda m: f"_x{ord(m.group()):x}", v.base)
+    return f"{base}_{v.tag}"
+
+
+class ErrorTable:
+    """The error sites of a program: codes from a shared counter, so unique."""
+
+    def __init__(self, codes: Iterator[int]):
+        self.codes = codes
+        self.sites: list[ErrorSite] = []
+
+    def site(self, message: str, loc: object | None) -> int:
+        """A new error site; `message` is a str.format template over the arguments."""
+        code = next(self.codes)
+        self.sites.append(ErrorSite(code, message, "" if loc is None else str(loc)))
+        return code
+
+
+class KernelLowering:
+    """Lowers kernel code into one kernel, collecting its parameters.
+
+    Args:
+        types: types of the host variables in scope (arrays and scalars).
+        errors: the program's error table.
+        fresh: makes unique C names (for temporaries and labels).
+    """
+
+    def __init__(self, types: dict[ir.VName, ir.Type], errors: ErrorTable,
+                 fresh: Callable[[str], str]):
+        self.types = types
+        self.errors = errors
+        self.fresh = fresh
+        self.local: set[ir.VName] = set()
+        self.local_types: dict[ir.VName, ir.Type] = {}
+        self.params: dict[str, tuple[imp.KParam, KArg]] = {}
+        self.escape: str | None = None
+        self.escaped = False
+
+    # ---------------------------------------------------------- parameters
+
+    def add_param(self, cname: str, ctype: str, pointer: bool, host: str) -> str:
+        """A kernel parameter (once per name); returns its C name."""
+        if cname not in self.params:
+            self.params[cname] = (imp.KParam(ctype, cname, pointer),
+                                  KArg("array" if pointer else "scalar", ctype, host))
+        return cname
+
+    def bind(self, v: ir.VName, t: ir.Type) -> str:
+        """Marks `v` as bound inside the kernel; returns its C name."""
+        self.local.add(v)
+        self.local_types[v] = t
+        return c_name(v)
+
+    def type_of(self, v: ir.VName) -> ir.Type:
+        if v in self.local_types:
+            return self.local_types[v]
+        return self.types.get(v, ir.Prim("i64"))
+
+    def var(self, v: ir.VName) -> Expr:
+        """A variable's value: a local, or a host scalar made a parameter."""
+        if v not in self.local:
+            t = self.type_of(v)
+            if not isinstance(t, ir.Prim):
+                raise NotImplementedError(f"array {v} used as a scalar in kernel code")
+            self.add_param(c_name(v), CTYPES[t.name], False, str(v))
+        return imp.Var(c_name(v))
+
+    def subexp(self, se: ir.SubExp) -> Expr:
+        if isinstance(se, ir.Constant):
+            return scalar.constant(se.value, se.prim)
+        return self.var(se.name)
+
+    def size(self, d: ir.SubExp | None, arr: ir.VName, k: int) -> Expr:
+        """Dimension `k` of host array `arr`, as an int64 kernel value."""
+        if isinstance(d, ir.Constant):
+            return Lit(f"(int64_t){int(d.value)}")
+        if isinstance(d, ir.Var):
+            return self.var(d.name)
+        name = self.add_param(f"{c_name(arr)}_dim{k}", "int64_t", False, f"{arr}.shape[{k}]")
+        return imp.Var(name)
+
+    def array(self, v: ir.VName) -> tuple[str, str, list[Expr]]:
+        """A host array used in the kernel: its C name, element type and dimensions."""
+        t = self.types[v]
+        if not isinstance(t, ir.ArrayT):
+            raise NotImplementedError(f"{v} is indexed but is not an array")
+        cname = self.add_param(c_name(v), CTYPES[t.elem], True, str(v))
+        return cname, t.elem, [self.size(d, v, k) for k, d in enumerate(t.shape)]
+
+    # ------------------------------------------------------------- regions
+
+    def region(self, bindings: Sequence[tuple[ir.Param, Expr]], body: ir.Body,
+               outs: Sequence[str], escape: str | None) -> list[Stm]:
+        """`body` with parameters bound, its results assigned to `outs`.
+
+        With `escape` a label name, a failure jumps past the region (the
+        caller's kernel has barriers every thread must reach); with None it
+        returns from the kernel.  The region is a C block so the jump leaves
+        every declaration behind.
+        """
+        saved, self.escape, self.escaped = (self.escape, self.escaped), escape, False
+        stms: list[Stm] = []
+        for p, value in bindings:
+            assert isinstance(p.type, ir.Prim), p
+            stms.append(imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), value, True))
+        stms += self.body(body, outs)
+        out: list[Stm] = [imp.Block(tuple(stms))]
+        if escape is not None and self.escaped:
+            out.append(imp.Label(escape))
+        self.escape, self.escaped = saved
+        return out
+
+    def body(self, body: ir.Body, outs: Sequence[str]) -> list[Stm]:
+        stms: list[Stm] = []
+        for s in body.stms:
+            stms += self.stm(s)
+        for o, r in zip(outs, body.result, strict=True):
+            stms.append(imp.Assign(o, self.subexp(r)))
+        return stms
+
+    def fail(self, message: str, loc: object | None, args: Sequence[Expr]) -> Fail:
+        self.escaped = True
+        return Fail(self.errors.site(message, loc), tuple(args), self.escape)
+
+    # ---------------------------------------------------------- statements
+
+    def stm(self, s: ir.Stm) -> list[Stm]:
+        pat = s.pat
+        for p in pat:
+            if not isinstance(p.type, ir.Prim):
+                raise NotImplementedError(
+                    f"kernel code binds the array {p.name}; only scalars are allowed")
+        match s.exp:
+            case ir.If(cond, then_, else_, _):
+                return self._if(pat, cond, then_, else_)
+            case ir.Loop(merge, form, body):
+                return self._loop(pat, merge, form, body)
+            case _:
+                (p,) = pat
+                checks, value = self.exp(s.exp)
+                return [*checks, imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),
+                                          value, True)]
+
+    def _declare(self, pat: Sequence[ir.Param]) -> list[Stm]:
+        return [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), None, True)
+                for p in pat]
+
+    def _if(self, pat: tuple[ir.Param, ...], cond: ir.SubExp, then_: ir.Body,
+            else_: ir.Body) -> list[Stm]:
+        outs = [c_name(p.name) for p in pat]
+        c = self.subexp(cond)
+        decls = self._declare(pat)
+        return [*decls, imp.If(c, tuple(self.body(then_, outs)), tuple(self.body(else_, outs)))]
+
+    def _loop(self, pat: tuple[ir.Param, ...], merge: tuple[tuple[ir.Param, ir.SubExp], ...],
+              form: ir.LoopForm, body: ir.Body) -> list[Stm]:
+        stms: list[Stm] = []
+        params = []
+        for p, init in merge:
+            assert isinstance(p.type, ir.Prim), p
+            value = self.subexp(init)
+            stms.append(imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), value, True))
+            params.append(c_name(p.name))
+        # The body computes every new value before any parameter changes.
+        news = [self.fresh(f"{c_name(p.name)}_next") for p, _ in merge]
+        inner = [imp.Decl(CTYPES[p.type.name], n, None, True)  # type: ignore[union-attr]
+                 for (p, _), n in zip(merge, news)]
+        match form:
+            case ir.ForLoop(i, prim, bound):
+                b = self.subexp(bound)
+                inner += self.body(body, news)
+                inner += [imp.Assign(x, imp.Var(n)) for x, n in zip(params, news)]
+                stms.append(imp.For(CTYPES[prim], self.bind(i, ir.Prim(prim)),
+                                    scalar.constant(0, prim), b, tuple(inner)))
+            case ir.WhileLoop(cond):
+                inner += self.body(body, news)
+                inner += [imp.Assign(x, imp.Var(n)) for x, n in zip(params, news)]
+                stms.append(imp.While(self.var(cond), tuple(inner)))
+        for p, x in zip(pat, params):
+            stms.append(imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),  # type: ignore[union-attr]
+                                 imp.Var(x), True))
+        return stms
+
+    # --------------------------------------------------------- expressions
+
+    def exp(self, e: ir.Exp) -> tuple[list[Stm], Expr]:
+        """Checks to run first, and the value of a scalar expression."""
+        match e:
+            case ir.SubExpOp(se):
+                return [], self.subexp(se)
+            case ir.UnOp(op, prim, x):
+                return [], scalar.unop(op, prim, self.subexp(x))
+            case ir.BinOp(op, prim, x, y):
+                return self._binop(op, prim, self.subexp(x), self.subexp(y))
+            case ir.CmpOp(op, prim, x, y):
+                return [], scalar.cmpop(op, prim, self.subexp(x), self.subexp(y))
+            case ir.ConvOp(src, dst, x):
+                return [], scalar.convert(src, dst, self.subexp(x))
+            case ir.Index(arr, sl, loc):
+                return self._index(arr, sl, loc)
+            case ir.ArraySize(arr, dim):
+                _, _, dims = self.array(arr)
+                return [], dims[dim]
+            case ir.Assert(cond, msg, loc):
+                c = self.subexp(cond)
+                text = msg.replace("{", "{{").replace("}", "}}")
+                return [imp.If(imp.Un("!", c), (self.fail(text, loc, ()),))], Lit("true")
+        raise NotImplementedError(
+            f"no CUDA lowering of {type(e).__name__} in kernel code (flattening should "
+            "have left it on the host)")
+
+    def _binop(self, op: str, prim: str, x: Expr, y: Expr) -> tuple[list[Stm], Expr]:
+        checks: list[Stm] = []
+        if prim in scalar.INTS and op in _SIGNED_DIVISIONS:
+            zero = Bin("==", y, scalar.constant(0, prim))
+            checks.append(imp.If(zero, (self.fail("division by zero", None, ()),)))
+        if prim in scalar.SIGNED and op == "**":
+            neg = Bin("<", y, scalar.constant(0, prim))
+            checks.append(imp.If(neg, (self.fail("Negative exponent", None, ()),)))
+        return checks, scalar.binop(op, prim, x, y)
+
+    def _index(self, arr: ir.VName, sl: tuple[ir.DimIndex, ...],
+               loc: object | None) -> tuple[list[Stm], Expr]:
+        cname, _, dims = self.array(arr)
+        if len(sl) != len(dims) or not all(isinstance(d, ir.DimFix) for d in sl):
+            raise NotImplementedError(f"kernel code indexes {arr} with a slice; only "
+                                      "scalar indexing is allowed")
+        idx = [Cast("int64_t", self.subexp(d.i)) for d in sl]  # type: ignore[union-attr]
+        stms: list[Stm] = []
+        names = []
+        for k, i in enumerate(idx):
+            n = self.fresh(f"{cname}_i{k}")
+            stms.append(imp.Decl("int64_t", n, i))
+            names.append(imp.Var(n))
+        conds = [Bin("||", Bin("<", i, Lit("0")), Bin(">=", i, d)) for i, d in zip(names, dims)]
+        out = conds[0]
+        for c in conds[1:]:
+            out = Bin("||", out, c)
+        k = len(names)
+        shown = ", ".join(f"{{{j}}}" for j in range(k))
+        shape = "][".join(f"{{{k + j}}}" for j in range(k))
+        message = f"Index [{shown}] out of bounds for array of shape [{shape}]."
+        stms.append(imp.If(out, (self.fail(message, loc, [*names, *dims]),)))
+        flat: Expr = names[0]
+        for i, d in zip(names[1:], dims[1:]):
+            flat = Bin("+", Bin("*", flat, d), i)
+        return stms, imp.Load(cname, flat)
