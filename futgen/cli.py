@@ -121,8 +121,16 @@ def _dump_core(path: str) -> str:
     return dump(path)
 
 
+def _dump_gpu(path: str) -> str:
+    from futgen.core import load
+    from futgen.flatten import flatten
+    from futgen.gpu.pretty import pretty
+
+    return pretty(flatten(load(path)))
+
+
 # Stage name -> function from a program path to its printed form.
-DUMP_STAGES = {"core": _dump_core}
+DUMP_STAGES = {"core": _dump_core, "gpu": _dump_gpu}
 
 
 def _dump(args: argparse.Namespace) -> int:

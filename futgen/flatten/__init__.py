@@ -66,8 +66,9 @@ class _Flattener:
                 case ir.If(_, then_, else_, _):
                     out.append(replace(stm, exp=replace(
                         stm.exp, then_=self.host_body(then_), else_=self.host_body(else_))))
-                case ir.Loop(_, _, body):
-                    out.append(replace(stm, exp=replace(stm.exp, body=self.host_body(body))))
+                case ir.Loop(_, _, loop_body):
+                    out.append(replace(stm, exp=replace(stm.exp,
+                                                        body=self.host_body(loop_body))))
                 case _:
                     out.append(stm)
         return ir.Body(tuple(out), body.result)

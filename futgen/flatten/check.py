@@ -1,0 +1,65 @@
+"""Checks that a GPU IR program keeps the kernel-code rules of `futgen.gpu.ir`.
+
+Flattening promises its consumers (CUDA code generation, the runtime) that a
+SegOp body binds only scalars, calls nothing and contains no SOACs, and
+that SegOps occur only in host code.  `check_program` states that promise
+as code, so tests (and later `--check-ir`) catch a pass that breaks it at
+the pass, not as a confusing failure in the code generator.
+"""
+
+from __future__ import annotations
+
+from futgen.core import ir
+from futgen.gpu.ir import SegMap, SegRed, SegScan
+
+_KERNEL_OPS = (ir.SubExpOp, ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.Index, ir.Assert,
+               ir.ArraySize, ir.If, ir.Loop)
+
+
+class KernelRuleError(Exception):
+    """A SegOp body (or the placement of a SegOp) breaks the kernel-code rules."""
+
+
+def check_program(prog: ir.Program) -> None:
+    """Raises KernelRuleError at the first broken rule, naming the function."""
+    for f in prog.functions:
+        try:
+            _host_body(f.body)
+        except KernelRuleError as e:
+            raise KernelRuleError(f"in {f.name}: {e}") from None
+
+
+def _host_body(body: ir.Body) -> None:
+    for stm in body.stms:
+        match stm.exp:
+            case SegMap() | SegRed() | SegScan():
+                _kernel_body(stm.exp.body)
+                for op in getattr(stm.exp, "ops", ()):
+                    if not all(isinstance(p.type, ir.Prim) for p in op.lam.params):
+                        raise KernelRuleError("an operator with array parameters")
+                    _kernel_body(op.lam.body)
+            case ir.If(_, then_, else_, _):
+                _host_body(then_)
+                _host_body(else_)
+            case ir.Loop(_, _, loop_body):
+                _host_body(loop_body)
+
+
+def _kernel_body(body: ir.Body) -> None:
+    for stm in body.stms:
+        e = stm.exp
+        if not isinstance(e, _KERNEL_OPS):
+            raise KernelRuleError(f"{type(e).__name__} in kernel code")
+        for p in stm.pat:
+            if not isinstance(p.type, ir.Prim):
+                raise KernelRuleError(f"kernel code binds the array {p.name}")
+        match e:
+            case ir.Index(_, sl, _) if not all(isinstance(d, ir.DimFix) for d in sl):
+                raise KernelRuleError("a slice in kernel code")
+            case ir.If(_, then_, else_, _):
+                _kernel_body(then_)
+                _kernel_body(else_)
+            case ir.Loop(merge, _, loop_body):
+                if not all(isinstance(p.type, ir.Prim) for p, _ in merge):
+                    raise KernelRuleError("a loop over arrays in kernel code")
+                _kernel_body(loop_body)
