@@ -269,3 +269,37 @@ def test_nvcc_compiles_all_hand_built_plans(tmp_path: Path) -> None:
 
 def test_nvcc_compiles_prelude_alone(tmp_path: Path) -> None:
     nvcc_check(render_kernels_file([]), tmp_path)
+
+
+# ------------------------------------------------- example programs, flattened
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.fut"))
+
+
+def _host_segops(body: ir.Body) -> list[ir.Stm]:
+    """SegOp statements of host code, host-level If and Loop bodies included."""
+    out: list[ir.Stm] = []
+    for s in body.stms:
+        match s.exp:
+            case SegMap() | SegRed() | SegScan():
+                out.append(s)
+            case ir.If(_, then_, else_, _):
+                out += _host_segops(then_) + _host_segops(else_)
+            case ir.Loop(_, _, b):
+                out += _host_segops(b)
+    return out
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_nvcc_compiles_flattened_examples(path: Path, tmp_path: Path) -> None:
+    flatten = pytest.importorskip("futgen.flatten", reason="flattening pass not present")
+    names_mod = pytest.importorskip("futgen.flatten.names")
+    from futgen.core import load
+
+    prog = flatten.flatten(load(str(path)))
+    types = names_mod.param_types(prog.functions)
+    names = names_mod.NameSource(prog)
+    codes = itertools.count(1)
+    plans = [compile_segop(s, types, names.fresh, codes)
+             for f in prog.functions for s in _host_segops(f.body)]
+    nvcc_check(render_kernels_file(plans), tmp_path)
