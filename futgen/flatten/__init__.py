@@ -38,7 +38,7 @@ from dataclasses import replace
 from futgen.core import ir
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.kernel import KernelBuilder, NotKernel, inline
-from futgen.flatten.names import NameSource, param_types
+from futgen.flatten.names import NameSource, param_types, substitute
 from futgen.gpu.ir import SegBinOp, SegMap, SegRed, SegScan, SegSpace
 
 LEVEL = "grid"
@@ -124,7 +124,7 @@ class _Flattener:
         """The SegOp with one more dimension, when `body` ends in a Screma that
         returns the body's results (rules 2 and 3), or None.  On success `kb`
         holds the inner translation; on failure it is left as it was."""
-        body = fuse_body(body)
+        body = _forward_copies(fuse_body(body))
         if not body.stms:
             return None
         last = body.stms[-1]
@@ -148,6 +148,20 @@ class _Flattener:
         if not all(isinstance(t, ir.Prim) for t in lam.ret):
             raise NotKernel("a thread would return an array")
         return lam.ret
+
+
+def _forward_copies(body: ir.Body) -> ir.Body:
+    """`body` without its top-level copies `let y = x`, every `y` replaced by `x`
+    (inlining leaves such copies between a call's body and its result)."""
+    subst: dict[ir.VName, ir.VName] = {}
+    stms = []
+    for stm in body.stms:
+        match stm.exp:
+            case ir.SubExpOp(ir.Var(v)) if len(stm.pat) == 1:
+                subst[stm.pat[0].name] = subst.get(v, v)
+            case _:
+                stms.append(stm)
+    return substitute(ir.Body(tuple(stms), body.result), subst)
 
 
 def _prepend(stms: list[ir.Stm], body: ir.Body) -> ir.Body:

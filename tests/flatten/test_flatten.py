@@ -1,0 +1,227 @@
+"""The first flattening: which SOACs become which SegOps, and that the
+flattened programs mean what the source means.
+
+Structural tests look at the GPU IR of small programs; the example tests run
+every `-- ==` case with expected output through `flatten` and the GPU IR
+interpreter (vectorised), and check the kernel-code rules on every result.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from futgen.core import internalise, ir
+from futgen.data import compare_values, load_file
+from futgen.flatten import flatten
+from futgen.flatten.check import check_program
+from futgen.frontend import check_source, load
+from futgen.gpu.interpret import run
+from futgen.gpu.ir import SegMap, SegRed, SegScan
+from futgen.testing.spec import read_spec
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _flat(src: str) -> ir.Program:
+    prog = flatten(internalise(check_source(src)))
+    check_program(prog)
+    return prog
+
+
+def _host_stms(body: ir.Body) -> list[ir.Stm]:
+    """The statements of host code, looking into host-level ifs and loops."""
+    out = []
+    for s in body.stms:
+        out.append(s)
+        if isinstance(s.exp, ir.If):
+            out += _host_stms(s.exp.then_) + _host_stms(s.exp.else_)
+        elif isinstance(s.exp, ir.Loop):
+            out += _host_stms(s.exp.body)
+    return out
+
+
+def _segops(prog: ir.Program, fn: str) -> list:
+    return [s.exp for s in _host_stms(prog.function(fn).body)
+            if isinstance(s.exp, SegMap | SegRed | SegScan)]
+
+
+def _host_soacs(prog: ir.Program, fn: str) -> list:
+    return [s.exp for s in _host_stms(prog.function(fn).body)
+            if isinstance(s.exp, ir.Screma | ir.Scatter | ir.Hist)]
+
+
+def _loops(body: ir.Body) -> list[ir.Loop]:
+    out = []
+    for s in body.stms:
+        if isinstance(s.exp, ir.Loop):
+            out += [s.exp, *_loops(s.exp.body)]
+        elif isinstance(s.exp, ir.If):
+            out += _loops(s.exp.then_) + _loops(s.exp.else_)
+    return out
+
+
+# ------------------------------------------------------------ structure
+
+
+def test_dotprod_is_one_segred() -> None:
+    prog = _flat("entry main [n] (xs: [n]f32) (ys: [n]f32) : f32 = "
+                 "reduce (+) 0 (map2 (*) xs ys)")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegRed) and len(op.space.dims) == 1
+    assert not _host_soacs(prog, "main")
+    assert not _loops(op.body)
+    got = run(prog, "main", [np.array([1, 2, 3], np.float32), np.array([4, 5, 6], np.float32)])
+    assert got[0] == np.float32(32)
+
+
+def test_prefix_sum_is_a_segscan() -> None:
+    prog = _flat("entry main [n] (xs: [n]i32) : [n]i32 = scan (+) 0 xs")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegScan) and len(op.space.dims) == 1
+    got = run(prog, "main", [np.array([1, 2, 3, 4], np.int32)])
+    assert got[0].tolist() == [1, 3, 6, 10]
+
+
+def test_matmul_is_a_2d_segmap_with_one_scalar_loop() -> None:
+    prog = _flat("""
+      entry main [n][m][p] (a: [n][m]f32) (b: [m][p]f32) : [n][p]f32 =
+        map (\\row -> map (\\col -> reduce (+) 0 (map2 (*) row col)) (transpose b)) a""")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegMap) and len(op.space.dims) == 2
+    [loop] = _loops(op.body)
+    assert all(isinstance(p.type, ir.Prim) for p, _ in loop.merge)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(run(prog, "main", [a, b])[0], a @ b)
+
+
+def test_map_of_reduce_is_a_2d_segmented_segred() -> None:
+    prog = _flat("entry main [n][m] (xss: [n][m]i32) : [n]i32 = "
+                 "map (\\r -> reduce (+) 0 r) xss")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegRed) and len(op.space.dims) == 2
+    assert not _loops(op.body)
+    xss = np.arange(12, dtype=np.int32).reshape(3, 4)
+    assert run(prog, "main", [xss])[0].tolist() == xss.sum(axis=1).tolist()
+
+
+def test_map_of_scan_is_a_2d_segmented_segscan() -> None:
+    prog = _flat("entry main [n][m] (xss: [n][m]i32) : [n][m]i32 = map (scan (+) 0) xss")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegScan) and len(op.space.dims) == 2
+    xss = np.arange(12, dtype=np.int32).reshape(3, 4)
+    assert run(prog, "main", [xss])[0].tolist() == np.cumsum(xss, axis=1).tolist()
+
+
+def test_calls_in_a_body_are_inlined() -> None:
+    prog = _flat("""
+      def sq (x: f32) : f32 = x * x
+      def norm2 [d] (v: [d]f32) : f32 = reduce (+) 0 (map sq v)
+      entry main [n][d] (vs: [n][d]f32) : [n]f32 = map norm2 vs""")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegRed) and len(op.space.dims) == 2
+    vs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(run(prog, "main", [vs])[0], (vs * vs).sum(axis=1))
+
+
+def test_a_body_that_creates_an_array_stays_on_the_host() -> None:
+    prog = _flat("entry main [n] (xs: [n]i32) : [n][3]i32 = map (\\x -> [x, x + 1, x * 2]) xs")
+    assert not _segops(prog, "main")
+    [soac] = _host_soacs(prog, "main")
+    assert isinstance(soac, ir.Screma)
+    got = run(prog, "main", [np.array([1, 2], np.int32)])
+    assert got[0].tolist() == [[1, 2, 2], [2, 3, 4]]
+
+
+def test_scatter_and_hist_stay_on_the_host() -> None:
+    prog = _flat("""
+      entry main [n] (k: i64) (is: [n]i64) (vs: [n]i32) : [k]i32 =
+        let h = hist (+) 0 k is vs
+        in scatter h (map (+ 1) is) vs""")
+    kinds = {type(e) for e in _host_soacs(prog, "main")}
+    assert kinds == {ir.Hist, ir.Scatter}
+
+
+def test_inner_reduction_in_a_branch_becomes_a_loop() -> None:
+    prog = _flat("""
+      entry main [n][m] (xss: [n][m]i32) : [n]i32 =
+        map (\\r -> if r[0] > 0 then reduce (+) 0 r else 0) xss""")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegMap) and len(_loops(op.body)) == 1
+    xss = np.array([[1, 2], [-1, 5]], np.int32)
+    assert run(prog, "main", [xss])[0].tolist() == [3, 0]
+
+
+def test_names_stay_unique_when_a_function_is_inlined_twice() -> None:
+    prog = _flat("""
+      def f (x: i32) : i32 = let y = x * 3 in y + 1
+      entry main [n] (xs: [n]i32) : [n]i32 = map (\\x -> f (f x)) xs""")
+    from futgen.flatten.names import binders
+
+    [fn] = [f for f in prog.functions if f.name == "main"]
+    names = list(binders(fn))
+    assert len(names) == len(set(names))
+    assert run(prog, "main", [np.array([1, 2], np.int32)])[0].tolist() == [13, 22]
+
+
+# -------------------------------------------------------- the examples
+
+
+def _cases() -> list:
+    out = []
+    for path in sorted(EXAMPLES.glob("*.fut")):
+        for case in read_spec(str(path)).cases:
+            for r in case.runs:
+                if r.input.kind in ("inline", "file") and r.expected is not None:
+                    out.append(pytest.param(path, case.entry, r,
+                                            id=f"{path.stem}:{case.entry}:{r.index}"))
+    return out
+
+
+@cache
+def _flattened(path: Path) -> ir.Program:
+    prog = flatten(internalise(load(str(path))))
+    check_program(prog)
+    return prog
+
+
+def _values(v) -> list:
+    return list(v.values) if v.kind == "inline" else load_file(v.path)
+
+
+@pytest.mark.parametrize(("path", "entry", "run_case"), _cases())
+def test_example_case_through_gpu_ir(path: Path, entry: str, run_case) -> None:
+    got = run(_flattened(path), entry, _values(run_case.input))
+    mismatches = compare_values(_values(run_case.expected), got)
+    assert not mismatches, "\n".join(map(str, mismatches))
+
+
+# Which SegOps each example function becomes (the first flattening's table).
+EXPECTED = {
+    ("dotprod", "dotprod"): ["SegRed1"],
+    ("dotprod", "dot_i32"): ["SegRed1"],
+    ("prefix_sum", "prefix_sum"): ["SegScan1"],
+    ("prefix_sum", "exclusive"): ["SegMap1"],
+    ("prefix_sum", "segmented"): ["SegScan1"],
+    ("prefix_sum", "running_max"): ["SegScan1"],
+    ("matmul", "matmul"): ["SegMap2"],
+    ("mandelbrot", "main"): ["SegMap2"],
+    ("montecarlo", "main"): ["SegRed1"],
+    ("stencil", "step"): ["SegMap1"],
+    ("stencil", "step2d"): ["SegMap2"],
+    ("kmeans", "nearest"): ["SegRed1"],
+    ("kmeans", "step"): ["SegMap1"],
+    ("histogram", "main"): ["SegMap1"],
+    ("compact", "by_scatter"): ["SegMap1", "SegScan1", "SegMap1"],
+    ("tridiag", "linrec"): ["SegScan1", "SegMap1"],
+}
+
+
+@pytest.mark.parametrize(("example", "fn"), sorted(EXPECTED))
+def test_example_segops(example: str, fn: str) -> None:
+    ops = _segops(_flattened(EXAMPLES / f"{example}.fut"), fn)
+    assert [f"{type(o).__name__}{len(o.space.dims)}" for o in ops] == EXPECTED[example, fn]
