@@ -79,11 +79,11 @@ def saxpy() -> ir.Stm:
     return ir.Stm((ir.Param(v("res", 15), ir.ArrayT("f32", (var(N),))),), op)
 
 
-def sum_red() -> ir.Stm:
+def sum_red(commutative: bool = True) -> ir.Stm:
     g, x = v("gtid", 20), v("x", 21)
     body = ir.Body((let(x, "f32", ir.Index(XS, (ir.DimFix(var(g)),), LOC)),), (var(x),))
     op = SegRed("grid", SegSpace((g,), (var(N),)),
-                (SegBinOp(binop_lam("+", "f32", 22), (ir.Constant(0.0, "f32"),), True),),
+                (SegBinOp(binop_lam("+", "f32", 22), (ir.Constant(0.0, "f32"),), commutative),),
                 (ir.Prim("f32"),), body)
     return ir.Stm((p(v("sum", 25), "f32"),), op)
 
@@ -161,7 +161,8 @@ def control_flow() -> ir.Stm:
     return ir.Stm((ir.Param(v("out", 89), ir.ArrayT("f64", (var(N),))),), op)
 
 
-ALL = {"saxpy": saxpy, "sum": sum_red, "row_sums": row_sums,
+ALL = {"saxpy": saxpy, "sum": sum_red, "sum_ordered": lambda: sum_red(False),
+       "row_sums": row_sums,
        "scan": lambda: tuple_scan((var(N),), XS),
        "seg_scan": lambda: tuple_scan((var(N), var(M)), MAT),
        "control": control_flow}
