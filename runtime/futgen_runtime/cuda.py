@@ -262,7 +262,7 @@ class CudaBackend:
         dt = np.dtype(dtype)
         x = self.empty((n,), dt)
         self.launch(f"futgen_iota_{dt.name}", int(n), 256,
-                    [x, np.int64(_wrap64(start)), np.int64(_wrap64(stride))])
+                    [x, np.int64(n), np.int64(_wrap64(start)), np.int64(_wrap64(stride))])
         return x
 
     def replicate(self, shape: Sequence[int], value: Any, dtype: Any) -> gpuarray.GPUArray:
