@@ -98,7 +98,22 @@ class InterpreterBackend:
         return load, Interpreter
 
 
-BACKENDS: dict[str, Callable[[], Backend]] = {"interpreter": InterpreterBackend}
+def _compiled(kind: str) -> Callable[[], Backend]:
+    """A factory for a compiled backend, imported only when asked for."""
+
+    def make() -> Backend:
+        from futgen.testing.compiled import PackageBackend
+
+        return PackageBackend(kind)
+
+    return make
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {
+    "interpreter": InterpreterBackend,
+    "cpu": _compiled("cpu"),
+    "cuda": _compiled("cuda"),
+}
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
@@ -270,11 +285,19 @@ def _run_case(
     if run.auto_output:
         return result(SKIPPED, "auto output needs a reference backend")
     try:
-        args = run.input.load()
+        args = _input_values(run)
         check_arguments(entry, params, args)
         expected = run.expected.load() if run.expected is not None else None
     except DataError as e:
         return result(FAILED, f"Bad test data: {e}")
+    reference = getattr(program, "reference_call", None)
+    if run.input.kind == "random" and expected is None and run.expected_error is None:
+        if reference is None:
+            return result(SKIPPED, "random input needs a reference backend")
+        try:
+            expected = reference(entry, [_copy(a) for a in args])
+        except FutharkError as e:
+            return result(SKIPPED, f"the reference fails on this random input: {e}")
     try:
         actual = program.call(entry, args)
     except UnsupportedFeature as e:
@@ -301,6 +324,20 @@ def _run_case(
     if len(mismatches) > 1:
         message += f"\n...and {len(mismatches) - 1} other mismatching values."
     return result(FAILED, message)
+
+
+def _input_values(run: TestRun) -> list[Value]:
+    """A run's arguments; `random input` is generated, seeded by the run's
+    position so that every backend sees the same data."""
+    if run.input.kind == "random":
+        from futgen.testing.compiled import random_values
+
+        return random_values(run.input.gen, seed=run.index)
+    return run.input.load()
+
+
+def _copy(v: Value) -> Value:
+    return v.copy() if hasattr(v, "copy") and hasattr(v, "shape") else v
 
 
 def _wrong_error(expected: ExpectedError, got: str) -> str:

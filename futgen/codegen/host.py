@@ -1,0 +1,331 @@
+"""Host code: a GPU IR program as the Python of the generated package.
+
+Every core function becomes a method `_fn_<name>_<k>(self, b, params...)`
+of the package class; `b` is the backend (`futgen_runtime`'s `CudaBackend`
+or `CpuBackend`), so one method serves both.  Statements become:
+
+* scalar operations: calls of the runtime's primitives (Futhark semantics,
+  the same text the vectorised kernels use, `futgen.codegen.pysrc`);
+* array operations: backend calls (`b.iota`, `b.index`, ...), only those
+  `futgen/codegen/RUNTIME_API.md` lists;
+* `If`/`Loop`: Python control flow; `Apply`: a method call;
+* a SegOp: on CUDA, the statement's `KernelPlan` (allocate, launch in order,
+  bind results, read scalars back); on the CPU backend, a call of a module
+  function that evaluates it vectorised (`futgen.codegen.numpy_kernels`);
+* a SOAC flattening left on the host: a module function on NumPy arrays,
+  with `b.to_host`/`b.from_host` around it (a no-op on the CPU backend).
+
+Module functions receive their free variables as parameters, so nothing in
+them depends on where the caller's values live.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from futgen.codegen import numpy_kernels as nk
+from futgen.codegen.plan import DTYPES, KernelPlan
+from futgen.codegen.pysrc import (
+    Emitter,
+    free_vars,
+    loc_text,
+    pyname,
+    scalar_exp,
+    subexp,
+    tuple_text,
+)
+from futgen.core import ir
+from futgen.errors import UnsupportedFeature
+from futgen.flatten.names import NameSource
+from futgen.gpu import ir as gpu
+
+# compile_segop(stm, types, fresh) -> KernelPlan (futgen.codegen.cuda), `fresh`
+# being the program's name source.
+PlanSegOp = Callable[[ir.Stm, dict, Callable[[str], ir.VName]], KernelPlan]
+
+
+@dataclass
+class HostCode:
+    """What the module template needs: prepared source text only."""
+
+    methods: list[str]  # class-level defs, indented for the class body
+    functions: list[str]  # module-level defs
+    entry_functions: dict[str, str]  # entry point name -> method name
+    plans: list[KernelPlan] = field(default_factory=list)
+
+
+def _method_name(name: str, k: int) -> str:
+    return f"_fn_{re.sub(r'[^0-9A-Za-z_]', '_', name)}_{k}"
+
+
+class HostCompiler:
+    """Compiles the functions of a GPU IR program (see the module docstring)."""
+
+    def __init__(self, prog: ir.Program, plan_segop: PlanSegOp | None = None) -> None:
+        self.prog = prog
+        self.names = {f.name: _method_name(f.name, k) for k, f in enumerate(prog.functions)}
+        self.plan_segop = plan_segop
+        self.functions: list[str] = []
+        self.plans: list[KernelPlan] = []
+        self.types = _all_types(prog)
+        self.name_source = NameSource(prog)
+        self.counter = 0
+
+    def compile(self) -> HostCode:
+        methods = [self.function(f) for f in self.prog.functions]
+        entries = {f.name: self.names[f.name] for f in self.prog.functions if f.entry}
+        return HostCode(methods, self.functions, entries, self.plans)
+
+    def function(self, f: ir.Function) -> str:
+        em = Emitter()
+        em.depth = 1
+        params = ", ".join(["self", "b", *(pyname(p.name) for p in f.params)])
+        with em.block(f"def {self.names[f.name]}({params}):"):
+            em.line(f'"""The core function {f.name}."""')
+            results = self.inline_body(em, f.body)
+            em.line(f"return {tuple_text(results)}")
+        return em.text()
+
+    # ------------------------------------------------------------ statements
+
+    def inline_body(self, em: Emitter, body: ir.Body) -> list[str]:
+        """Emit `body`'s statements into `em`; the Python result expressions."""
+        for stm in body.stms:
+            self.stm(em, stm)
+        return [subexp(r) for r in body.result]
+
+    def stm(self, em: Emitter, stm: ir.Stm) -> None:
+        e = stm.exp
+        names = [pyname(p.name) for p in stm.pat]
+        text = scalar_exp(e) if isinstance(stm.pat[0].type, ir.Prim) else None
+        if text is None and isinstance(e, ir.SubExpOp):
+            text = subexp(e.se)
+        if text is not None:
+            em.line(f"{names[0]} = {text}")
+            return
+        match e:
+            case ir.If():
+                self.if_(em, stm, e)
+            case ir.Loop():
+                self.loop(em, stm, e)
+            case ir.Apply(fn, args, _):
+                call = f"self.{self.names[fn]}({', '.join(['b', *(subexp(a) for a in args)])})"
+                em.line(f"{', '.join(names)}, = {call}")
+            case gpu.SegMap() | gpu.SegRed() | gpu.SegScan():
+                self.segop(em, stm)
+            case ir.Screma() | ir.Scatter() | ir.Hist():
+                self.host_soac(em, stm)
+            case _:
+                em.line(f"{names[0]} = {self.array_op(stm, e)}")
+
+    def array_op(self, stm: ir.Stm, e: ir.Exp) -> str:
+        """A backend call for an array operation (and Index/Assert on scalars)."""
+        t = stm.pat[0].type
+        dt = repr(DTYPES[t.name if isinstance(t, ir.Prim) else t.elem])
+        match e:
+            case ir.Index(arr, sl, loc):
+                return f"b.index({pyname(arr)}, {_slice(sl)}, {loc_text(loc)})"
+            case ir.Update(arr, sl, value, loc):
+                return f"b.update({pyname(arr)}, {_slice(sl)}, {subexp(value)}, {loc_text(loc)})"
+            case ir.ArraySize(arr, dim):
+                return f"np.int64({pyname(arr)}.shape[{dim}])"
+            case ir.Assert(cond, msg, loc):
+                return f"S.check({subexp(cond)}, {msg!r}, {loc_text(loc)})"
+            case ir.Iota(n, start, stride):
+                return f"b.iota(int({subexp(n)}), int({subexp(start)}), int({subexp(stride)}), {dt})"
+            case ir.Replicate(shape, value):
+                return f"b.replicate({_ints(shape)}, {subexp(value)}, {dt})"
+            case ir.Reshape(arr, shape, loc):
+                return (f"b.reshape(S.reshaped({pyname(arr)}, {_ints(shape)}, {loc_text(loc)}), "
+                        f"{_ints(shape)})")
+            case ir.Rearrange(arr, perm):
+                return f"b.rearrange({pyname(arr)}, {tuple(perm)!r})"
+            case ir.Concat(arrs):
+                return f"b.concat([{', '.join(pyname(a) for a in arrs)}])"
+            case ir.Copy(arr):
+                return f"b.copy({pyname(arr)})"
+            case ir.ArrayLit(elems, _):
+                values = ", ".join(subexp(x) for x in elems)
+                return f"b.array_lit([{values}], {dt}, {_shape_text(t)})"
+            case ir.SubExpOp(se):
+                return subexp(se)
+        raise UnsupportedFeature(f"{type(e).__name__} in host code")
+
+    def if_(self, em: Emitter, stm: ir.Stm, e: ir.If) -> None:
+        names = [pyname(p.name) for p in stm.pat]
+        for cond, body in ((f"if {subexp(e.cond)}:", e.then_), ("else:", e.else_)):
+            with em.block(cond):
+                results = self.inline_body(em, body)
+                if names:
+                    em.line(f"{', '.join(names)}, = {tuple_text(results)}")
+
+    def loop(self, em: Emitter, stm: ir.Stm, e: ir.Loop) -> None:
+        params = [pyname(p.name) for p, _ in e.merge]
+        for p, (_, init) in zip(params, e.merge):
+            em.line(f"{p} = {subexp(init)}")
+        if isinstance(e.form, ir.ForLoop):
+            i = em.fresh("i")
+            header = f"for {i} in range(int({subexp(e.form.bound)})):"
+        else:
+            header = f"while {pyname(e.form.cond)}:"
+        with em.block(header):
+            if isinstance(e.form, ir.ForLoop):
+                em.line(f"{pyname(e.form.i)} = S.prims.scalar({e.form.prim!r}, {i})")
+            results = self.inline_body(em, e.body)
+            if params:
+                em.line(f"{', '.join(params)}, = {tuple_text(results)}")
+        for p, name in zip(stm.pat, params):
+            em.line(f"{pyname(p.name)} = {name}")
+
+    # ------------------------------------------------------------ SOACs and SegOps
+
+    def _module_function(self, kind: str, stm: ir.Stm, params: list[str],
+                         emit: Callable[[Emitter], list[str]]) -> str:
+        """A module-level `def` taking (self, b, free variables...)."""
+        self.counter += 1
+        name = f"_{kind}_{self.counter}"
+        em = Emitter(prefix=f"_{kind}{self.counter}_")
+        with em.block(f"def {name}({', '.join(['self', 'b', *params])}):"):
+            em.line(f'"""{_describe(stm)}"""')
+            results = emit(em)
+            em.line(f"return {tuple_text(results)}")
+        self.functions.append(em.text())
+        return name
+
+    def _free(self, stm: ir.Stm) -> list[ir.VName]:
+        return sorted(free_vars(stm.exp), key=lambda v: v.tag)
+
+    def host_soac(self, em: Emitter, stm: ir.Stm) -> None:
+        """A SOAC on NumPy arrays, whichever backend runs the program."""
+        free = self._free(stm)
+        fn = self._module_function("soac", stm, [pyname(v) for v in free],
+                                   lambda inner: nk.emit_soac(inner, stm, self, _shape_of))
+        args = [self._to_host(v) for v in free]
+        res = em.fresh("res")
+        em.line(f"{res} = {fn}(self, self._cpu, {', '.join(args)})")
+        for k, p in enumerate(stm.pat):
+            value = f"{res}[{k}]"
+            if isinstance(p.type, ir.ArrayT):
+                value = f"b.from_host({value})"
+            em.line(f"{pyname(p.name)} = {value}")
+
+    def _to_host(self, v: ir.VName) -> str:
+        if isinstance(self.types.get(v), ir.ArrayT):
+            return f"b.to_host({pyname(v)})"
+        return pyname(v)
+
+    def segop(self, em: Emitter, stm: ir.Stm) -> None:
+        """A SegOp: its kernel plan on CUDA, vectorised NumPy on the CPU backend."""
+        free = self._free(stm)
+        fn = self._module_function("segop", stm, [pyname(v) for v in free],
+                                   lambda inner: nk.emit_segop(inner, stm, self))
+        names = [pyname(p.name) for p in stm.pat]
+        cpu_call = f"{', '.join(names)}, = {fn}(self, b, {', '.join(pyname(v) for v in free)})"
+        plan = self._plan(stm)
+        if plan is None:
+            em.line(cpu_call)
+            return
+        with em.block('if b.kind == "cuda":'):
+            _emit_plan(em, plan, names)
+        with em.block("else:"):
+            em.line(cpu_call)
+
+    def _plan(self, stm: ir.Stm) -> KernelPlan | None:
+        if self.plan_segop is None:
+            return None
+        plan = self.plan_segop(stm, self.types, self.name_source.fresh)
+        self.plans.append(plan)
+        return plan
+
+
+def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
+    """The host side of a kernel plan: allocate, launch in order, bind results."""
+    for t in (*plan.temps, *plan.outputs):
+        em.line(f"{t.name} = b.empty({tuple_text([f'int({d})' for d in t.shape])}, "
+                f"{DTYPES[t.prim]!r})")
+    for launch in plan.launches:
+        args = ", ".join(_karg(a.kind, a.ctype, a.value) for a in launch.args)
+        em.line(f"b.launch({launch.kernel!r}, int({launch.threads}), {launch.block}, [{args}], "
+                f"{launch.shared_bytes})")
+    for name, (kind, temp) in zip(names, plan.results):
+        em.line(f"{name} = {temp}" if kind == "array" else f"{name} = b.read_scalar({temp})")
+
+
+_CTYPE_DTYPES = {
+    "int8_t": "int8", "int16_t": "int16", "int32_t": "int32", "int64_t": "int64",
+    "uint8_t": "uint8", "uint16_t": "uint16", "uint32_t": "uint32", "uint64_t": "uint64",
+    "__half": "float16", "float": "float32", "double": "float64", "bool": "bool_",
+}
+
+
+def _karg(kind: str, ctype: str, value: str) -> str:
+    """A kernel argument: arrays as they are, scalars as NumPy scalars of the C type."""
+    if kind == "array":
+        return value
+    return f"np.{_CTYPE_DTYPES[ctype]}({value})"
+
+
+# ------------------------------------------------------------ helpers
+
+
+def _slice(sl: tuple[ir.DimIndex, ...]) -> str:
+    parts = []
+    for d in sl:
+        if isinstance(d, ir.DimFix):
+            parts.append(f"int({subexp(d.i)})")
+        else:
+            parts.append(f"(int({subexp(d.start)}), int({subexp(d.num)}), int({subexp(d.stride)}))")
+    return tuple_text(parts)
+
+
+def _ints(ses: tuple[ir.SubExp, ...]) -> str:
+    return tuple_text([f"int({subexp(s)})" for s in ses])
+
+
+def _shape_text(t: ir.Type) -> str:
+    if isinstance(t, ir.Prim):
+        return "()"
+    return tuple_text(["0" if d is None else f"int({subexp(d)})" for d in t.shape])
+
+
+def _shape_of(t: ir.Type, w: str) -> str:
+    """Shape of `w` rows of `t` for empty results; unknown inner sizes are 0."""
+    inner = [] if isinstance(t, ir.Prim) else [
+        f"int({subexp(d)})" if isinstance(d, ir.Constant) else "0" for d in t.shape]
+    return tuple_text([w, *inner])
+
+
+def _describe(stm: ir.Stm) -> str:
+    names = ", ".join(pyname(p.name) for p in stm.pat)
+    return f"{type(stm.exp).__name__} binding {names}."
+
+
+def _all_types(prog: ir.Program) -> dict[ir.VName, ir.Type]:
+    """The type of every name bound anywhere in the program (names are unique)."""
+    out: dict[ir.VName, ir.Type] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, ir.Param):
+            out[node.name] = node.type
+        elif isinstance(node, ir.ForLoop):
+            out[node.i] = ir.Prim(node.prim)
+            walk(node.bound)
+        elif isinstance(node, gpu.SegSpace):
+            for g in node.gtids:
+                out[g] = ir.Prim("i64")
+        elif isinstance(node, tuple | list):
+            for x in node:
+                walk(x)
+        elif hasattr(node, "__dataclass_fields__") and not isinstance(node, type):
+            for name in node.__dataclass_fields__:
+                walk(getattr(node, name))
+
+    walk(prog)
+    return out
+
+
+def compile_host(prog: ir.Program, plan_segop: PlanSegOp | None = None) -> HostCode:
+    """The host code of a GPU IR program (see the module docstring)."""
+    return HostCompiler(prog, plan_segop).compile()

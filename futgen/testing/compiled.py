@@ -1,0 +1,152 @@
+"""The compiled backends of `futgen test`: `cpu` and `cuda`.
+
+Both build the program with `futgen build` into a temporary folder and
+import the package, so a test exercises exactly what a user gets: the
+generated module, its argument checks and the vendored runtime.  They run
+`random input` cases too, comparing with the reference interpreter on the
+same (seeded) data, which is how the compiler is checked on inputs too big
+to write into a test block.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tempfile
+from dataclasses import dataclass
+from itertools import count
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+_COUNTER = count()
+
+
+@dataclass(frozen=True)
+class EntrySignature:
+    """An entry point's Futhark types, as text (what the runner needs)."""
+
+    param_types: tuple[str, ...]
+    result_types: tuple[str, ...]
+
+
+def import_package(pkg: Path, module_name: str | None = None) -> ModuleType:
+    """Import the generated package in folder `pkg` under a fresh module name,
+    so several builds of one program can live in one process."""
+    name = module_name or f"_futgen_built_{pkg.name}_{next(_COUNTER)}"
+    spec = importlib.util.spec_from_file_location(name, pkg / "__init__.py",
+                                                  submodule_search_locations=[str(pkg)])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class CompiledPackage:
+    """A built and imported package, called through one instance."""
+
+    def __init__(self, module: ModuleType, backend: str, source: str) -> None:
+        self.module = module
+        self.instance = getattr(module, _class_name(module))(backend=backend)
+        self.source = source
+        self._reference: Any = None
+
+    def entry_points(self) -> dict[str, EntrySignature]:
+        return {name: EntrySignature(tuple(params), tuple(results))
+                for name, (_, params, results) in self.module.ENTRY_POINTS.items()}
+
+    def call(self, entry: str, args: list[Any]) -> list[Any]:
+        result = getattr(self.instance, entry)(*args)
+        return list(result) if isinstance(result, tuple) else [result]
+
+    def reference_call(self, entry: str, args: list[Any]) -> list[Any]:
+        """The interpreter's results on the same arguments (for random inputs)."""
+        if self._reference is None:
+            from futgen.frontend import load
+            from futgen.interp.interpreter import Interpreter
+
+            self._reference = Interpreter(load(self.source))
+        return self._reference.call(entry, [np.array(a) if isinstance(a, np.ndarray) else a
+                                            for a in args])
+
+
+def _class_name(module: ModuleType) -> str:
+    return next(n for n in module.__all__ if n[:1].isupper() and n not in
+                ("ENTRY_POINTS", "TUNING", "TUNING_PARAMS", "FutharkError"))
+
+
+class PackageBackend:
+    """`futgen test --backend cpu|cuda`: build, import, run."""
+
+    skip_tags = frozenset({"script"})
+
+    def __init__(self, kind: str) -> None:
+        self.name = kind
+        self.kind = kind
+
+    def prepare(self) -> None:
+        """Import the compiler once, before the runner forks its workers."""
+        import futgen.codegen.package  # noqa: F401
+
+    def compile(self, path: str) -> CompiledPackage:
+        from futgen.codegen.package import build_package, default_name
+
+        out = Path(tempfile.mkdtemp(prefix="futgen-test-"))
+        pkg = build_package(path, out, name=default_name(path), backend_default=self.kind)
+        return CompiledPackage(import_package(pkg), self.kind, path)
+
+
+def cpu_backend() -> PackageBackend:
+    return PackageBackend("cpu")
+
+
+def cuda_backend() -> PackageBackend:
+    return PackageBackend("cuda")
+
+
+# ---------------------------------------------------------------- random input
+
+
+def random_values(gen: list[str], seed: int) -> list[Any]:
+    """Values for `random input { [100]i32 3i64 ... }`: arrays of the given
+    shapes with seeded random elements (floats in [0, 1), integers over
+    their whole range, as `futhark dataset` does), literals as written."""
+    from futgen_runtime.dtypes import PRIM_DTYPES
+
+    from futgen.data import read_values
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for g in gen:
+        dims = _dims(g)
+        prim = g[g.rfind("]") + 1:] if dims else g
+        if prim not in PRIM_DTYPES:
+            out += read_values(g.encode(), "<random input>")
+            continue
+        out.append(_random_array(rng, dims, prim, PRIM_DTYPES[prim]))
+    return out
+
+
+def _dims(g: str) -> list[int]:
+    dims = []
+    rest = g
+    while rest.startswith("["):
+        end = rest.index("]")
+        dims.append(int(rest[1:end]))
+        rest = rest[end + 1:]
+    return dims
+
+
+def _random_array(rng: np.random.Generator, dims: list[int], prim: str, dt: np.dtype) -> Any:
+    shape = tuple(dims)
+    if prim == "bool":
+        a = rng.integers(0, 2, size=shape).astype(bool)
+    elif dt.kind == "f":
+        a = rng.random(size=shape).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    return a if dims else dt.type(a)
