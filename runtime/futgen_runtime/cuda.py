@@ -35,11 +35,12 @@ from .indexing import (
 
 MAX_RANK = 8
 _BUILTINS = Path(__file__).with_name("builtins.cu")
-# Kernel argument type characters (pycuda's struct format, native alignment).
-# f16 goes by its bits: pycuda's struct has no half type.
-_ARG_CHARS = {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i",
-              "uint32": "I", "int64": "q", "uint64": "Q", "float16": "H", "float32": "f",
-              "float64": "d", "bool": "?"}
+# Kernel argument type characters by NumPy scalar type (pycuda's struct format,
+# native alignment).  f16 goes by its bits: pycuda's struct has no half type.
+_SCALAR_CHARS: dict[type, str] = {
+    np.int8: "b", np.uint8: "B", np.int16: "h", np.uint16: "H", np.int32: "i", np.uint32: "I",
+    np.int64: "q", np.uint64: "Q", np.float16: "H", np.float32: "f", np.float64: "d",
+    np.bool_: "?"}
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _pushed: list[Any] = []  # contexts this module left current on the main thread
 
@@ -397,27 +398,33 @@ def _dims_args(r: Region) -> list[Any]:
 
 
 def _kernel_args(args: Sequence[Any]) -> tuple[str, list[Any]]:
-    """The prepared-call signature of `args` and the values to pack."""
+    """The prepared-call signature of `args` and the values to pack.
+
+    Dispatches on the exact type through one dict lookup: this runs for
+    every launch, and host overhead is what small entry calls cost.
+    """
     sig, values = [], []
     for a in args:
-        if isinstance(a, (gpuarray.GPUArray, cuda.DeviceAllocation)) \
-                or type(a).__name__ == "PooledDeviceAllocation":
-            sig.append("P")
-            values.append(_ptr(a))
-        elif isinstance(a, np.generic):
-            ch = _ARG_CHARS.get(a.dtype.name)
-            if ch is None:
-                raise TypeError(f"kernel argument of unsupported type {a.dtype}")
+        t = type(a)
+        ch = _SCALAR_CHARS.get(t)
+        if ch is not None:
             sig.append(ch)
-            values.append(a.view(np.uint16).item() if a.dtype == np.float16 else a.item())
-        elif isinstance(a, bool):
+            values.append(a.view(np.uint16) if t is np.float16 else a)
+        elif isinstance(a, gpuarray.GPUArray):
+            sig.append("P")
+            values.append(0 if a.gpudata is None else int(a.gpudata))
+        elif isinstance(a, cuda.DeviceAllocation) or t.__name__ == "PooledDeviceAllocation":
+            sig.append("P")
+            values.append(int(a))
+        elif t is bool:
             sig.append("?")
             values.append(a)
-        elif isinstance(a, int):
+        elif t is int:
             sig.append("q")
             values.append(a)
         else:
-            raise TypeError(f"kernel argument {a!r}: expected a device array or a NumPy scalar")
+            raise TypeError(f"kernel argument {a!r}: expected a device array or a NumPy scalar "
+                            f"of a Futhark primitive type")
     return "".join(sig), values
 
 
