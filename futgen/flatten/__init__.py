@@ -109,6 +109,9 @@ class _Flattener:
         if e.scans or e.reds:
             ops = tuple(SegBinOp(kb.op_lambda(o.lam), o.nes, getattr(o, "comm", False))
                         for o in (*e.scans, *e.reds))
+            if any(isinstance(ne, ir.Var) and ne.name in kb.local
+                   for o in ops for ne in o.nes):
+                raise NotKernel("a neutral element computed by the thread")
             body = kb.body(e.map_lam.body)
             ret = self._scalar_ret(e.map_lam)
             kind = SegScan if e.scans else SegRed

@@ -15,9 +15,9 @@ cannot (the SOAC then stays on the host):
   merge parameters are the accumulators; it reads its input rows through
   views.  Anything else that would make an array (scans and maps with array
   results, scatter, hist, literals, updates) raises `NotKernel`.
-* **Invariant array bookkeeping is hoisted**: `size` of a view and
-  `rearrange` of an array bound outside the kernel cannot fail and do not
-  depend on the thread, so they move to the host in front of the SegOp.
+* **Invariant work is hoisted**: `size` of a view, `rearrange` of an array
+  bound outside the kernel and scalar operations that cannot fail, when they
+  do not depend on the thread, move to the host in front of the SegOp.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from futgen.core import ir
 from futgen.flatten.fusion import fuse_body
-from futgen.flatten.names import NameSource
+from futgen.flatten.names import NameSource, free_vars
 
 I64 = ir.Prim("i64")
 
@@ -54,8 +54,9 @@ class IotaView:
 
 AnyView = View | IotaView
 
-# Scalar operations that are kernel code as they stand.
-_SCALAR_OPS = (ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.Assert)
+# Binary operators that can fail (division by zero), which are not hoisted.
+_PARTIAL_BINOPS = frozenset({"/", "%", "//", "%%", "**"})
+
 
 
 def inline(body: ir.Body, funs: dict[str, ir.Function], names: NameSource) -> ir.Body:
@@ -160,6 +161,8 @@ class KernelBuilder:
             case ir.SubExpOp(ir.Var(v)) | ir.Copy(v) if isinstance(pat[0].type, ir.ArrayT):
                 self.views[pat[0].name] = self.views.get(v, View(v, ()))
                 self.local.add(pat[0].name)
+            case ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() if self.invariant(e):
+                self.hoisted.append(stm)
             case ir.SubExpOp() | ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() | ir.Assert():
                 self._bind(pat)
                 out.append(stm)
@@ -185,6 +188,15 @@ class KernelBuilder:
                 self.sequential_screma(pat, e, out)
             case _:
                 raise NotKernel(f"{type(e).__name__} is not kernel code")
+
+    def invariant(self, e: ir.Exp) -> bool:
+        """Whether `e` is a scalar operation that cannot fail and reads nothing
+        bound in the kernel, so it may as well run once on the host (this also
+        keeps neutral elements, which SegRed takes from the host, out of the
+        kernel)."""
+        if isinstance(e, ir.BinOp) and e.op in _PARTIAL_BINOPS:
+            return False
+        return not free_vars(e) & self.local
 
     def index(self, p: ir.Param, arr: ir.VName, sl: tuple[ir.DimIndex, ...], loc,
               out: list[ir.Stm]) -> None:
