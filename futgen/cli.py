@@ -4,6 +4,7 @@
     futgen run prog.fut [-e ENTRY] [-b]   values on stdin, results on stdout
     futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
     futgen dump [--ir core] prog.fut      print the program in an intermediate form
+    futgen build prog.fut -o DIR [--name N] [--version V] [--backend B] [--wheel] [--dist D]
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -64,6 +65,18 @@ def _parser() -> argparse.ArgumentParser:
     dump.add_argument("--ir", choices=sorted(DUMP_STAGES), default="core")
     dump.add_argument("program")
     dump.set_defaults(handler=_dump)
+
+    build = sub.add_parser("build", help="compile a program into a Python package (and wheel)")
+    build.add_argument("program")
+    build.add_argument("-o", "--output", required=True, metavar="DIR",
+                       help="the package is written to DIR/NAME")
+    build.add_argument("--name", help="package name (default: the program's file name)")
+    build.add_argument("--version", default="0.1.0", help="package version (default 0.1.0)")
+    build.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
+                       help="the backend instances use unless told otherwise")
+    build.add_argument("--wheel", action="store_true", help="also build a wheel")
+    build.add_argument("--dist", metavar="DIR", help="where the wheel goes (default DIR/../dist)")
+    build.set_defaults(handler=_build)
 
     test = sub.add_parser("test", help="run the test blocks of programs")
     test.add_argument("paths", nargs="+", metavar="PATH", help=".fut files or directories")
@@ -136,6 +149,18 @@ DUMP_STAGES = {"core": _dump_core, "gpu": _dump_gpu}
 def _dump(args: argparse.Namespace) -> int:
     _require_file(args.program)
     print(DUMP_STAGES[args.ir](args.program), end="")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    from futgen.codegen.package import build
+
+    _require_file(args.program)
+    pkg, wheel = build(args.program, args.output, name=args.name, version=args.version,
+                       backend_default=args.backend, wheel=args.wheel, dist_dir=args.dist)
+    print(pkg)
+    if wheel is not None:
+        print(wheel)
     return 0
 
 

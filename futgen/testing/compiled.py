@@ -59,7 +59,14 @@ class CompiledPackage:
                 for name, (_, params, results) in self.module.ENTRY_POINTS.items()}
 
     def call(self, entry: str, args: list[Any]) -> list[Any]:
-        result = getattr(self.instance, entry)(*args)
+        """Run an entry point; the package's own (vendored) FutharkError is
+        re-raised as the compiler's, which the runner knows."""
+        from futgen.errors import FutharkError
+
+        try:
+            result = getattr(self.instance, entry)(*args)
+        except self.module.FutharkError as e:
+            raise FutharkError(e.message, e.loc) from None
         return list(result) if isinstance(result, tuple) else [result]
 
     def reference_call(self, entry: str, args: list[Any]) -> list[Any]:

@@ -1,0 +1,159 @@
+"""Generated packages: every example builds, imports and runs on the CPU
+backend with the interpreter's results; bad calls fail before anything runs;
+a wheel installs into a fresh venv.  The `gpu` tests run the same on CUDA."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from futgen.codegen.package import build_package, build_wheel, class_name, default_name
+from futgen.errors import UnsupportedFeature
+from futgen.testing.compiled import import_package
+from futgen.testing.runner import TestOptions, run_tests
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.fut"))
+
+OOB = """
+entry main (xs: []i32) (is: []i64) : []i32 =
+  map (\\i -> xs[i] + 1) is
+"""
+
+
+@pytest.fixture(scope="module")
+def dotprod(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pkg")
+    return import_package(build_package(ROOT / "examples" / "dotprod.fut", out, name="dotprod"))
+
+
+@pytest.fixture(scope="module")
+def oob(tmp_path_factory):
+    out = tmp_path_factory.mktemp("oob")
+    src = out / "oob.fut"
+    src.write_text(OOB)
+    return import_package(build_package(src, out, name="oob"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_builds(path, tmp_path):
+    pkg = build_package(path, tmp_path, name=default_name(path))
+    assert (pkg / "__init__.py").is_file() and (pkg / "kernels.cu").is_file()
+    assert (pkg / "_futgen_runtime" / "__init__.py").is_file()
+    module = import_package(pkg)
+    assert module.ENTRY_POINTS and module.TUNING == {} and module.TUNING_PARAMS == {}
+    assert hasattr(module, class_name(default_name(path)))
+
+
+def test_examples_match_the_interpreter_on_the_cpu_backend():
+    report = run_tests([ROOT / "examples"], TestOptions(backend="cpu", jobs=2))
+    assert report.ok, str(report)
+    assert all(r.status == "passed" for r in report.results), str(report)
+
+
+def test_module_functions_and_results(dotprod):
+    xs = np.array([1, 2, 3], np.float32)
+    assert dotprod.main(xs, xs[::-1].copy()) == np.float32(10)
+    inst = dotprod.Dotprod(backend="cpu")
+    assert inst.backend == "cpu"
+    # Any contiguity is accepted (a strided view is converted).
+    strided = np.arange(6, dtype=np.int32)[::2]
+    assert inst.dot_i32(strided, strided) == np.int32(0 + 4 + 16)
+    assert dotprod.ENTRY_POINTS["main"] == (("xs", "ys"), ("[n]f32", "[n]f32"), ("f32",))
+
+
+@pytest.mark.parametrize("args, error, words", [
+    ((np.zeros(3, np.int32), np.zeros(3, np.float32)), TypeError, ["xs", "[]f32", "int32"]),
+    ((np.zeros((3, 1), np.float32), np.zeros(3, np.float32)), TypeError, ["xs", "[]f32", "rank 2"]),
+    ((np.zeros(3, np.float32), np.zeros(4, np.float32)), ValueError, ["xs", "ys", "n"]),
+    (([1.0, 2.0], np.zeros(2, np.float32)), TypeError, ["xs", "[]f32", "list"]),
+    ((np.zeros(3, np.float32),), TypeError, ["ys", "[n]f32"]),
+    ((np.zeros(1, np.float32),) * 3, TypeError, ["xs: [n]f32", "ys: [n]f32", "got 3"]),
+])
+def test_bad_calls_name_the_parameter_and_type(dotprod, args, error, words):
+    inst = dotprod.Dotprod(backend="cpu")
+    with pytest.raises(error) as info:
+        inst.main(*args)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_out_of_bounds_names_index_shape_and_line_then_recovers(oob):
+    inst = oob.Oob(backend="cpu")
+    xs = np.arange(5, dtype=np.int32)
+    with pytest.raises(oob.FutharkError) as info:
+        inst.main(xs, np.array([1, 7], np.int64))
+    text = str(info.value)
+    assert "Index [7] out of bounds for array of shape [5]" in text and ":3:" in text
+    assert inst.main(xs, np.array([0, 4], np.int64)).tolist() == [1, 5]
+
+
+def test_wheel_layout(tmp_path):
+    pkg = build_package(ROOT / "examples" / "dotprod.fut", tmp_path / "out", name="mylib")
+    wheel = build_wheel(pkg, tmp_path / "dist", version="1.2.3", images=False, log=lambda m: None)
+    assert wheel.name == "mylib-1.2.3-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        meta = z.read("mylib-1.2.3.dist-info/METADATA").decode()
+        record = z.read("mylib-1.2.3.dist-info/RECORD").decode()
+    assert {"mylib/__init__.py", "mylib/kernels.cu", "mylib/_futgen_runtime/__init__.py",
+            "mylib-1.2.3.dist-info/WHEEL"} <= names
+    assert "Requires-Dist: numpy" in meta and 'Requires-Dist: pycuda; extra == "cuda"' in meta
+    assert "Provides-Extra: cuda" in meta
+    assert all(line.split(",")[1].startswith("sha256=") for line in record.splitlines()
+               if not line.endswith("RECORD,,"))
+
+
+@pytest.mark.slow
+def test_wheel_installs_into_a_fresh_venv(tmp_path):
+    pkg = build_package(ROOT / "examples" / "dotprod.fut", tmp_path / "out", name="mylib")
+    wheel = build_wheel(pkg, tmp_path / "dist", version="0.1.0", images=False, log=lambda m: None)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                    str(wheel)], check=True)
+    code = ("import numpy as np, mylib; "
+            "print(mylib.Mylib(backend='cpu').main(np.ones(4, np.float32), "
+            "np.arange(4, dtype=np.float32)))")
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, check=True)
+    assert done.stdout.strip() == "6.0"
+
+
+def test_unsupported_constructs_fail_at_build_time(tmp_path, monkeypatch):
+    def refuse(stm, types, fresh):
+        raise UnsupportedFeature("SegScan of arrays", None)
+
+    from futgen.codegen import package
+
+    monkeypatch.setattr(package, "_cuda_codegen", lambda: (refuse, lambda plans: ""))
+    with pytest.raises(UnsupportedFeature, match="SegScan of arrays"):
+        build_package(ROOT / "examples" / "prefix_sum.fut", tmp_path)
+
+
+# ---------------------------------------------------------------- on the GPU
+
+
+@pytest.mark.gpu
+def test_examples_match_the_interpreter_on_cuda():
+    report = run_tests([ROOT / "examples"], TestOptions(backend="cuda"))
+    print(str(report).splitlines()[-1])
+    assert report.ok, str(report)
+
+
+@pytest.mark.gpu
+def test_out_of_bounds_kernel_on_cuda_then_recovers(oob):
+    inst = oob.Oob(backend="cuda")
+    xs = np.arange(5, dtype=np.int32)
+    with pytest.raises(oob.FutharkError) as info:
+        inst.main(xs, np.array([1, 7], np.int64))
+    text = str(info.value)
+    assert "Index [7] out of bounds for array of shape [5]" in text and ":3:" in text
+    assert inst.main(xs, np.array([0, 4], np.int64)).tolist() == [1, 5]
