@@ -303,26 +303,29 @@ def _describe(stm: ir.Stm) -> str:
 
 
 def _all_types(prog: ir.Program) -> dict[ir.VName, ir.Type]:
-    """The type of every name bound anywhere in the program (names are unique)."""
+    """The type of every name bound anywhere in the program (names are unique),
+    except the loop counters and thread indices of kernel bodies: the CUDA
+    code generator reads this as "host variables", and those are not."""
     out: dict[ir.VName, ir.Type] = {}
 
-    def walk(node: object) -> None:
+    def walk(node: object, host: bool) -> None:
         if isinstance(node, ir.Param):
             out[node.name] = node.type
         elif isinstance(node, ir.ForLoop):
-            out[node.i] = ir.Prim(node.prim)
-            walk(node.bound)
-        elif isinstance(node, gpu.SegSpace):
-            for g in node.gtids:
-                out[g] = ir.Prim("i64")
+            if host:
+                out[node.i] = ir.Prim(node.prim)
+            walk(node.bound, host)
+        elif isinstance(node, gpu.SegMap | gpu.SegRed | gpu.SegScan):
+            for name in node.__dataclass_fields__:
+                walk(getattr(node, name), False)
         elif isinstance(node, tuple | list):
             for x in node:
-                walk(x)
+                walk(x, host)
         elif hasattr(node, "__dataclass_fields__") and not isinstance(node, type):
             for name in node.__dataclass_fields__:
-                walk(getattr(node, name))
+                walk(getattr(node, name), host)
 
-    walk(prog)
+    walk(prog, True)
     return out
 
 
