@@ -148,15 +148,6 @@ def check(cond: Val, msg: str, loc: str) -> np.bool_:
     return np.bool_(True)
 
 
-def reshaped(x: Any, new: tuple[int, ...], loc: str) -> Any:
-    """`x`, after Futhark's check that a reshape keeps the number of elements."""
-    shape = tuple(x.shape)
-    if int(np.prod(new, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
-        raise FutharkError(f"Cannot reshape array of shape [{']['.join(map(str, shape))}] "
-                           f"to [{']['.join(map(str, new))}].", loc or None)
-    return x
-
-
 # ------------------------------------------------------------ reductions and scans
 
 

@@ -138,8 +138,7 @@ class HostCompiler:
             case ir.Replicate(shape, value):
                 return f"b.replicate({_ints(shape)}, {subexp(value)}, {dt})"
             case ir.Reshape(arr, shape, loc):
-                return (f"b.reshape(S.reshaped({pyname(arr)}, {_ints(shape)}, {loc_text(loc)}), "
-                        f"{_ints(shape)})")
+                return f"b.reshape({pyname(arr)}, {_ints(shape)}, {loc_text(loc)} or None)"
             case ir.Rearrange(arr, perm):
                 return f"b.rearrange({pyname(arr)}, {tuple(perm)!r})"
             case ir.Concat(arrs):
