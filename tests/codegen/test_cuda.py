@@ -304,3 +304,12 @@ def test_nvcc_compiles_flattened_examples(path: Path, tmp_path: Path) -> None:
     plans = [compile_segop(s, types, names.fresh, codes)
              for f in prog.functions for s in _host_segops(f.body)]
     nvcc_check(render_kernels_file(plans), tmp_path)
+
+
+def test_loop_counter_is_kernel_local() -> None:
+    # The counter of a for loop inside a kernel is declared by the loop, never
+    # passed from the host (where no such variable exists).
+    plan = compile_all()["control"]
+    passed = {a.value for launch in plan.launches for a in launch.args}
+    assert "i_71" not in passed
+    assert "for (int64_t i_71" in plan.source.replace("  ", " ")

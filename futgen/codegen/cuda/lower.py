@@ -196,10 +196,11 @@ class KernelLowering:
         match form:
             case ir.ForLoop(i, prim, bound):
                 b = self.subexp(bound)
+                counter = self.bind(i, ir.Prim(prim))  # bound before the body uses it
                 inner += self.body(body, news)
                 inner += [imp.Assign(x, imp.Var(n)) for x, n in zip(params, news)]
-                stms.append(imp.For(CTYPES[prim], self.bind(i, ir.Prim(prim)),
-                                    scalar.constant(0, prim), b, tuple(inner)))
+                stms.append(imp.For(CTYPES[prim], counter, scalar.constant(0, prim), b,
+                                    tuple(inner)))
             case ir.WhileLoop(cond):
                 inner += self.body(body, news)
                 inner += [imp.Assign(x, imp.Var(n)) for x, n in zip(params, news)]
