@@ -37,7 +37,7 @@ def build(name: str, out: Path) -> object:
     pkg = f"bench_{name}"
     subprocess.run(
         [sys.executable, "-m", "futgen", "build", str(HERE / "programs" / f"{name}.fut"),
-         "-o", str(out), "--name", pkg, "--backend", "cuda"],
+         "-o", str(out / pkg), "--backend", "cuda"],
         check=True,
     )
     if str(out) not in sys.path:

@@ -4,7 +4,7 @@
     futgen run prog.fut [-e ENTRY] [-b]   values on stdin, results on stdout
     futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
     futgen dump [--ir core] prog.fut      print the program in an intermediate form
-    futgen build prog.fut -o DIR [--name N] [--version V] [--backend B] [--wheel] [--dist D]
+    futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D]
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from futgen import __version__
 from futgen.errors import FutgenError
@@ -69,13 +70,15 @@ def _parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="compile a program into a Python package (and wheel)")
     build.add_argument("program")
     build.add_argument("-o", "--output", required=True, metavar="DIR",
-                       help="the package is written to DIR/NAME")
-    build.add_argument("--name", help="package name (default: the program's file name)")
+                       help="the package directory; its name is the package's import name")
+    build.add_argument("--name", help="package name (default: the name of DIR); if given, "
+                       "DIR's name must be the same")
     build.add_argument("--version", default="0.1.0", help="package version (default 0.1.0)")
     build.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
                        help="the backend instances use unless told otherwise")
     build.add_argument("--wheel", action="store_true", help="also build a wheel")
-    build.add_argument("--dist", metavar="DIR", help="where the wheel goes (default DIR/../dist)")
+    build.add_argument("--dist", metavar="DIR",
+                       help="where the wheel goes (default: dist/ beside the package directory)")
     build.set_defaults(handler=_build)
 
     test = sub.add_parser("test", help="run the test blocks of programs")
@@ -156,7 +159,13 @@ def _build(args: argparse.Namespace) -> int:
     from futgen.codegen.package import build
 
     _require_file(args.program)
-    pkg, wheel = build(args.program, args.output, name=args.name, version=args.version,
+    out = Path(args.output)
+    if args.name is not None and args.name != out.name:
+        raise FutgenError(
+            f"--name {args.name} does not match the package directory {args.output}: "
+            f"a package is imported by its directory's name (use -o {out.parent / args.name})"
+        )
+    pkg, wheel = build(args.program, out.parent, name=out.name, version=args.version,
                        backend_default=args.backend, wheel=args.wheel, dist_dir=args.dist)
     print(pkg)
     if wheel is not None:

@@ -16,18 +16,29 @@ DOTPROD = str(ROOT / "examples" / "dotprod.fut")
 
 
 def test_build_writes_the_package(tmp_path, capsys):
-    assert main(["build", DOTPROD, "-o", str(tmp_path), "--name", "mylib", "--version", "2.0",
-                 "--backend", "cpu"]) == 0
     pkg = tmp_path / "mylib"
+    assert main(["build", DOTPROD, "-o", str(pkg), "--version", "2.0", "--backend", "cpu"]) == 0
     assert capsys.readouterr().out.strip() == str(pkg)
     module = import_package(pkg)
     assert module.__version__ == "2.0" and module.BACKEND_DEFAULT == "cpu"
     assert module.Mylib().backend == "cpu"
 
 
-def test_default_name_is_the_file_stem(tmp_path):
-    assert main(["build", DOTPROD, "-o", str(tmp_path)]) == 0
-    assert (tmp_path / "dotprod" / "__init__.py").is_file()
+def test_name_must_match_the_package_directory(tmp_path, capsys):
+    assert main(["build", DOTPROD, "-o", str(tmp_path / "a"), "--name", "b"]) == 1
+    assert "does not match the package directory" in capsys.readouterr().err
+
+
+def test_never_replaces_a_folder_futgen_did_not_write(tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    assert main(["build", DOTPROD, "-o", str(mine)]) == 1
+    assert "is not a package futgen generated" in capsys.readouterr().err
+    assert (mine / "notes.txt").read_text() == "keep me"
+    pkg = tmp_path / "pkg"
+    assert main(["build", DOTPROD, "-o", str(pkg)]) == 0
+    assert main(["build", DOTPROD, "-o", str(pkg)]) == 0  # its own output is rebuilt
 
 
 def test_compile_errors_are_printed_without_traceback(tmp_path, capsys):
@@ -39,19 +50,19 @@ def test_compile_errors_are_printed_without_traceback(tmp_path, capsys):
 
 
 def test_missing_program(tmp_path, capsys):
-    assert main(["build", str(tmp_path / "none.fut"), "-o", str(tmp_path)]) == 1
+    assert main(["build", str(tmp_path / "none.fut"), "-o", str(tmp_path / "p")]) == 1
     assert "no such file" in capsys.readouterr().err
 
 
 def test_bad_package_name(tmp_path, capsys):
-    assert main(["build", DOTPROD, "-o", str(tmp_path), "--name", "my-lib"]) == 1
+    assert main(["build", DOTPROD, "-o", str(tmp_path / "my-lib")]) == 1
     assert "not a Python identifier" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_wheel_with_kernel_images(tmp_path, capsys):
     dist = tmp_path / "wheels"
-    assert main(["build", DOTPROD, "-o", str(tmp_path / "out"), "--name", "mylib", "--wheel",
+    assert main(["build", DOTPROD, "-o", str(tmp_path / "out" / "mylib"), "--wheel",
                  "--dist", str(dist)]) == 0
     wheel = dist / "mylib-0.1.0-py3-none-any.whl"
     assert capsys.readouterr().out.split() == [str(tmp_path / "out" / "mylib"), str(wheel)]
