@@ -32,26 +32,9 @@ __all__ = ["FutharkError", "prims"]
 Val = Any
 OpFn = Callable[..., tuple]
 
-_UNOPS: dict[str, Callable[[Val], Val]] = {
-    "neg": np.negative,
-    "not": np.logical_not,
-    "bnot": prims.bnot,
-    "abs": np.abs,
-    "popc": prims.popc,
-    "clz": prims.clz,
-    "ctz": prims.ctz,
-    "isnan": prims.isnan,
-    "isinf": prims.isinf,
-    "to_bits": prims.to_bits,
-}
-
-
 def unop(op: str, prim: str, x: Val) -> Val:
     """A unary operator or float function with Futhark's semantics."""
-    if op == "sgn":
-        return prims.fsgn(x) if prim in ("f16", "f32", "f64") else np.sign(x)
-    fn = _UNOPS.get(op) or prims.UNARY_REAL[op]
-    return fn(x)
+    return prims.unop(op, prim, x)
 
 
 def binop(op: str, prim: str, x: Val, y: Val) -> Val:

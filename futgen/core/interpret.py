@@ -285,29 +285,12 @@ def basic(e: ir.Exp, env: Env) -> Value:
     raise IRError(f"no evaluation rule for {type(e).__name__}")
 
 
-# Unary operators other than the float functions of prims.UNARY_REAL.
-_UNOPS = {
-    "neg": np.negative,
-    "not": np.logical_not,
-    "bnot": prims.bnot,
-    "abs": np.abs,
-    "popc": prims.popc,
-    "clz": prims.clz,
-    "ctz": prims.ctz,
-    "isnan": prims.isnan,
-    "isinf": prims.isinf,
-    "to_bits": prims.to_bits,
-}
-
-
 def unop(op: str, prim: str, x: Value) -> Value:
     """A unary operator or float function applied to `x` of type `prim`."""
-    if op == "sgn":
-        return prims.fsgn(x) if prim in ("f16", "f32", "f64") else np.sign(x)
-    fn = _UNOPS.get(op) or prims.UNARY_REAL.get(op)
-    if fn is None:
-        raise IRError(f"no unary operator {op}")
-    return fn(x)
+    try:
+        return prims.unop(op, prim, x)
+    except KeyError:
+        raise IRError(f"no unary operator {op}") from None
 
 
 def _dim_index(d: ir.DimIndex, env: Env) -> int | tuple[int, int, int]:

@@ -19,29 +19,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Primitive types and their NumPy representation.
-PRIM_DTYPES: dict[str, np.dtype] = {
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "u8": np.dtype(np.uint8),
-    "u16": np.dtype(np.uint16),
-    "u32": np.dtype(np.uint32),
-    "u64": np.dtype(np.uint64),
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "bool": np.dtype(np.bool_),
-}
-SIGNED_INTS = ("i8", "i16", "i32", "i64")
-UNSIGNED_INTS = ("u8", "u16", "u32", "u64")
-INTS = SIGNED_INTS + UNSIGNED_INTS
-FLOATS = ("f16", "f32", "f64")
-NUMERIC = INTS + FLOATS
-PRIMS = NUMERIC + ("bool",)
-
-DTYPE_PRIMS: dict[np.dtype, str] = {v: k for k, v in PRIM_DTYPES.items()}
+# Primitive types and their NumPy representation: one table, in the runtime
+# (generated packages carry the runtime, which may not import futgen).
+from futgen_runtime.dtypes import (  # noqa: F401  (re-exported)
+    DTYPE_PRIMS,
+    FLOATS,
+    INTS,
+    NUMERIC,
+    PRIM_DTYPES,
+    PRIMS,
+    SIGNED_INTS,
+    UNSIGNED_INTS,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Futhark primitive types and their NumPy dtypes.
 
-A copy of the tables in `futgen.frontend.types` (the runtime may not import
-`futgen`); `tests/runtime/test_dtypes.py` checks that the two agree.
+The one definition: generated packages carry the runtime and may not import
+`futgen`, so `futgen.frontend.types` imports these tables from here.
 """
 
 from __future__ import annotations

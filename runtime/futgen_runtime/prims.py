@@ -500,3 +500,31 @@ FLOAT_CONSTS: dict[str, Callable[[str], Val]] = {
     "e": lambda t: PRIM_DTYPES[t].type(np.e),
     "epsilon": lambda t: PRIM_DTYPES[t].type(np.finfo(PRIM_DTYPES[t]).eps),
 }
+
+
+# The core IR's unary operators, other than the float functions of UNARY_REAL.
+_UNOPS: dict[str, Callable[[Val], Val]] = {
+    "neg": np.negative,
+    "not": np.logical_not,
+    "bnot": bnot,
+    "abs": np.abs,
+    "popc": popc,
+    "clz": clz,
+    "ctz": ctz,
+    "isnan": isnan,
+    "isinf": isinf,
+    "to_bits": to_bits,
+}
+
+
+def unop(op: str, prim: str, x: Val) -> Val:
+    """The core IR's unary operator `op` on `x` of type `prim` (Futhark semantics).
+
+    Raises KeyError for an unknown operator.
+    """
+    if op == "sgn":
+        return fsgn(x) if prim in ("f16", "f32", "f64") else np.sign(x)
+    fn = _UNOPS.get(op) or UNARY_REAL.get(op)
+    if fn is None:
+        raise KeyError(f"no unary operator {op}")
+    return fn(x)
