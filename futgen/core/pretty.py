@@ -16,14 +16,7 @@ INDENT = "  "
 
 def pretty(node: ir.Program | ir.Function | ir.Body | ir.Exp) -> str:
     """The text of a program, function, body or expression."""
-    match node:
-        case ir.Program(functions):
-            return "\n\n".join(_function(f) for f in functions) + "\n"
-        case ir.Function():
-            return _function(node)
-        case ir.Body():
-            return "\n".join(_body(node, 0))
-    return "\n".join(_exp(node, 0))
+    return Printer().text(node)
 
 
 # ------------------------------------------------------------ small parts
@@ -79,71 +72,106 @@ def _slice(s: tuple[ir.DimIndex, ...]) -> str:
 # ------------------------------------------------------------ structure
 
 
-def _function(f: ir.Function) -> str:
-    head = ("entry " if f.entry else "") + f"fun {f.name}{_params(f.params)} : {_types(f.ret)} ="
-    return "\n".join([head, *_body(f.body, 0)])
+class Printer:
+    """Prints the nested structure (functions, bodies, statements, lambdas).
 
+    A printer for an extended IR (the GPU IR's SegOps) subclasses this and
+    overrides `exp`, falling back to `super().exp`; bodies inside `If` and
+    `Loop` then print through the subclass too.
+    """
 
-def _body(b: ir.Body, depth: int) -> list[str]:
-    pad = INDENT * depth
-    lines = [pad + "{"]
-    for stm in b.stms:
-        lines.extend(_stm(stm, depth + 1))
-    lines.append(pad + INDENT + "in " + _ses(b.result))
-    lines.append(pad + "}")
-    return lines
+    def text(self, node) -> str:
+        """The text of a program, function, body or expression."""
+        match node:
+            case ir.Program(functions):
+                return "\n\n".join(self.function(f) for f in functions) + "\n"
+            case ir.Function():
+                return self.function(node)
+            case ir.Body():
+                return "\n".join(self.body(node, 0))
+        return "\n".join(self.exp(node, 0))
 
+    def function(self, f: ir.Function) -> str:
+        head = (
+            "entry " if f.entry else ""
+        ) + f"fun {f.name}{_params(f.params)} : {_types(f.ret)} ="
+        return "\n".join([head, *self.body(f.body, 0)])
 
-def _stm(stm: ir.Stm, depth: int) -> list[str]:
-    pad = INDENT * depth
-    head = f"{pad}let {_params(stm.pat)} ="
-    exp = _exp(stm.exp, depth + 1)
-    if len(exp) == 1:
-        return [f"{head} {exp[0].strip()}"]
-    return [head, *exp]
+    def body(self, b: ir.Body, depth: int) -> list[str]:
+        pad = INDENT * depth
+        lines = [pad + "{"]
+        for stm in b.stms:
+            lines.extend(self.stm(stm, depth + 1))
+        lines.append(pad + INDENT + "in " + _ses(b.result))
+        lines.append(pad + "}")
+        return lines
 
+    def stm(self, stm: ir.Stm, depth: int) -> list[str]:
+        pad = INDENT * depth
+        head = f"{pad}let {_params(stm.pat)} ="
+        exp = self.exp(stm.exp, depth + 1)
+        if len(exp) == 1:
+            return [f"{head} {exp[0].strip()}"]
+        return [head, *exp]
 
-def _lambda(lam: ir.Lambda, depth: int) -> list[str]:
-    pad = INDENT * depth
-    return [f"{pad}\\{_params(lam.params)} : {_types(lam.ret)} ->", *_body(lam.body, depth)]
+    def lam(self, lam: ir.Lambda, depth: int) -> list[str]:
+        pad = INDENT * depth
+        return [
+            f"{pad}\\{_params(lam.params)} : {_types(lam.ret)} ->",
+            *self.body(lam.body, depth),
+        ]
 
-
-def _exp(e: ir.Exp, depth: int) -> list[str]:
-    """The lines of an expression, indented by `depth`."""
-    pad = INDENT * depth
-    simple = _basic(e)
-    if simple is not None:
-        return [pad + simple]
-    match e:
-        case ir.If(cond, then_, else_, ret):
-            return [f"{pad}if {subexp(cond)} : {_types(ret)}", f"{pad}then",
-                    *_body(then_, depth), f"{pad}else", *_body(else_, depth)]
-        case ir.Loop(merge, form, body):
-            inits = ", ".join(f"{_param(p)} = {subexp(v)}" for p, v in merge)
-            if isinstance(form, ir.ForLoop):
-                how = f"for {form.i}: {form.prim} < {subexp(form.bound)}"
-            else:
-                how = f"while {form.cond}"
-            return [f"{pad}loop ({inits}) {how} do", *_body(body, depth)]
-        case ir.Screma(w, arrs, scans, reds, map_lam):
-            lines = [f"{pad}screma {subexp(w)} {_names(arrs)}"]
-            for s in scans:
-                lines += [f"{pad}{INDENT}scan {_ses(s.nes)}", *_lambda(s.lam, depth + 2)]
-            for r in reds:
-                kind = "reduce_comm" if r.comm else "reduce"
-                lines += [f"{pad}{INDENT}{kind} {_ses(r.nes)}", *_lambda(r.lam, depth + 2)]
-            return lines + [f"{pad}{INDENT}map", *_lambda(map_lam, depth + 2)]
-        case ir.Scatter(w, arrs, lam, dests):
-            into = ", ".join(f"{d.arr}/{d.num_idx}" for d in dests)
-            return [f"{pad}scatter {subexp(w)} {_names(arrs)} into ({into})",
-                    *_lambda(lam, depth + 1)]
-        case ir.Hist(w, arrs, ops, lam):
-            lines = [f"{pad}hist {subexp(w)} {_names(arrs)}"]
-            for op in ops:
-                lines += [f"{pad}{INDENT}into {_names(op.dests)} {_ses(op.nes)}",
-                          *_lambda(op.lam, depth + 2)]
-            return lines + [f"{pad}{INDENT}map", *_lambda(lam, depth + 2)]
-    raise TypeError(f"no printing rule for {type(e).__name__}")
+    def exp(self, e: ir.Exp, depth: int) -> list[str]:
+        """The lines of an expression, indented by `depth`."""
+        pad = INDENT * depth
+        simple = _basic(e)
+        if simple is not None:
+            return [pad + simple]
+        match e:
+            case ir.If(cond, then_, else_, ret):
+                return [
+                    f"{pad}if {subexp(cond)} : {_types(ret)}",
+                    f"{pad}then",
+                    *self.body(then_, depth),
+                    f"{pad}else",
+                    *self.body(else_, depth),
+                ]
+            case ir.Loop(merge, form, body):
+                inits = ", ".join(f"{_param(p)} = {subexp(v)}" for p, v in merge)
+                if isinstance(form, ir.ForLoop):
+                    how = f"for {form.i}: {form.prim} < {subexp(form.bound)}"
+                else:
+                    how = f"while {form.cond}"
+                return [f"{pad}loop ({inits}) {how} do", *self.body(body, depth)]
+            case ir.Screma(w, arrs, scans, reds, map_lam):
+                lines = [f"{pad}screma {subexp(w)} {_names(arrs)}"]
+                for s in scans:
+                    lines += [
+                        f"{pad}{INDENT}scan {_ses(s.nes)}",
+                        *self.lam(s.lam, depth + 2),
+                    ]
+                for r in reds:
+                    kind = "reduce_comm" if r.comm else "reduce"
+                    lines += [
+                        f"{pad}{INDENT}{kind} {_ses(r.nes)}",
+                        *self.lam(r.lam, depth + 2),
+                    ]
+                return lines + [f"{pad}{INDENT}map", *self.lam(map_lam, depth + 2)]
+            case ir.Scatter(w, arrs, lam, dests):
+                into = ", ".join(f"{d.arr}/{d.num_idx}" for d in dests)
+                return [
+                    f"{pad}scatter {subexp(w)} {_names(arrs)} into ({into})",
+                    *self.lam(lam, depth + 1),
+                ]
+            case ir.Hist(w, arrs, ops, lam):
+                lines = [f"{pad}hist {subexp(w)} {_names(arrs)}"]
+                for op in ops:
+                    lines += [
+                        f"{pad}{INDENT}into {_names(op.dests)} {_ses(op.nes)}",
+                        *self.lam(op.lam, depth + 2),
+                    ]
+                return lines + [f"{pad}{INDENT}map", *self.lam(lam, depth + 2)]
+        raise TypeError(f"no printing rule for {type(e).__name__}")
 
 
 def _basic(e: ir.Exp) -> str | None:
@@ -162,7 +190,9 @@ def _basic(e: ir.Exp) -> str | None:
         case ir.Update(arr, sl, value, _):
             return f"{arr} with {_slice(sl)} = {subexp(value)}"
         case ir.ArrayLit(elems, elem):
-            return f"array {type_text(elem)} [" + ", ".join(subexp(x) for x in elems) + "]"
+            return (
+                f"array {type_text(elem)} [" + ", ".join(subexp(x) for x in elems) + "]"
+            )
         case ir.Iota(n, start, stride):
             return f"iota {subexp(n)} {subexp(start)} {subexp(stride)}"
         case ir.Replicate(shape, value):
