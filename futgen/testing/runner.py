@@ -10,8 +10,9 @@ passes and failures, so that a conformance run over Futhark's own test suite
 measures coverage and correctness separately.
 
 A backend is deliberately small (see `Backend`): it compiles a program once
-and calls entry points with values.  The interpreter is the only backend so
-far; `cpu` and `cuda` register themselves with `register_backend`.
+and calls entry points with values.  The interpreter is defined here; the
+compiled `cpu` and `cuda` backends (`futgen.testing.compiled`) build the
+program into a package and register themselves with `register_backend`.
 """
 
 from __future__ import annotations
