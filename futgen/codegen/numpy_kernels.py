@@ -86,14 +86,8 @@ def single_binop(lam: ir.Lambda) -> ir.BinOp | None:
     """The operator of `\\x y -> x op y` when it has a NumPy ufunc, else None."""
     from futgen_runtime import prims
 
-    if len(lam.params) != 2 or len(lam.body.stms) != 1:
-        return None
-    [stm] = lam.body.stms
-    e = stm.exp
-    if (isinstance(e, ir.BinOp) and e.x == ir.Var(lam.params[0].name)
-            and e.y == ir.Var(lam.params[1].name)
-            and lam.body.result == (ir.Var(stm.pat[0].name),)
-            and prims.BINOPS[e.op].reducer(e.prim) is not None):
+    e = ir.lambda_binop(lam)
+    if e is not None and prims.BINOPS[e.op].reducer(e.prim) is not None:
         return e
     return None
 

@@ -387,22 +387,9 @@ def _run_vectorised(lam: ir.Lambda, cols: list[np.ndarray], env: Env) -> list[Va
     return [subexp(se, env) for se in lam.body.result]
 
 
-def _single_binop(lam: ir.Lambda) -> ir.BinOp | None:
-    """The operator of `\\x y -> x op y`, or None if the lambda is anything else."""
-    if len(lam.params) != 2 or len(lam.body.stms) != 1:
-        return None
-    [stm] = lam.body.stms
-    e = stm.exp
-    if (isinstance(e, ir.BinOp) and e.x == ir.Var(lam.params[0].name)
-            and e.y == ir.Var(lam.params[1].name)
-            and lam.body.result == (ir.Var(stm.pat[0].name),)):
-        return e
-    return None
-
-
 def _ufunc_of(lam: ir.Lambda) -> tuple[Any, np.dtype] | None:
     """A NumPy ufunc with the lambda's exact semantics, and the dtype to use."""
-    op = _single_binop(lam)
+    op = ir.lambda_binop(lam)
     if op is None:
         return None
     fn = prims.BINOPS[op.op].reducer(op.prim)
@@ -410,7 +397,7 @@ def _ufunc_of(lam: ir.Lambda) -> tuple[Any, np.dtype] | None:
 
 
 def _binop_of(lam: ir.Lambda) -> Any:
-    op = _single_binop(lam)
+    op = ir.lambda_binop(lam)
     assert op is not None
     return prims.BINOPS[op.op].evaluator(op.prim)
 

@@ -535,3 +535,20 @@ def array_of(t: Type, dims: tuple[SubExp | None, ...]) -> Type:
     if isinstance(t, Prim):
         return ArrayT(t.name, dims)
     return ArrayT(t.elem, dims + t.shape)
+
+
+def lambda_binop(lam: Lambda) -> BinOp | None:
+    """The operator of a lambda that is exactly `\\x y -> x op y`, else None.
+
+    Reductions and scans by such a lambda can use NumPy ufuncs or a known
+    operator instead of running the lambda.
+    """
+    if len(lam.params) != 2 or len(lam.body.stms) != 1:
+        return None
+    [stm] = lam.body.stms
+    e = stm.exp
+    if (isinstance(e, BinOp) and e.x == Var(lam.params[0].name)
+            and e.y == Var(lam.params[1].name)
+            and lam.body.result == (Var(stm.pat[0].name),)):
+        return e
+    return None
