@@ -206,14 +206,23 @@ def _per_segment(sc: SegCompile, op: SegRed) -> KernelPlan:
     red, rest = value_types(op)
     nred = len(red)
     pat = sc.stm.pat
-    outer = op.space.dims[:-1]
-    results = [sc.array(f"{p.name.base}_mem", t, outer, output=True)
+    results = [sc.array(f"{p.name.base}_mem", t, op.space.dims[:-1], output=True)
                for p, t in zip(pat, red)]
     mapouts = [sc.array(f"{p.name.base}_mem", t, op.space.dims, output=True)
                for p, t in zip(pat[nred:], rest)]
+    per_segment_kernel(sc, op, red, rest, results, mapouts, scan=False)
+    return sc.plan([("array", t.name) for t in results] + [("array", t.name) for t in mapouts])
+
+
+def per_segment_kernel(sc: SegCompile, op: SegRed | SegScan, red: list[str], rest: list[str],
+                       outs: list[Temp], mapouts: list[Temp], *, scan: bool) -> None:
+    """The simple segmented strategy: one thread per segment (all but the innermost
+    dimension), folding the segment sequentially.  A scan stores every running
+    value into `outs` (shaped like the space); a reduction stores the final value
+    per segment.  The performance issue replaces this for few, long segments."""
     low = sc.lowering()
-    res_ptrs = [pointer(low, t) for t in results]
-    out_ptrs = [pointer(low, t) for t in mapouts]
+    out_ptrs = [pointer(low, t) for t in outs]
+    map_ptrs = [pointer(low, t) for t in mapouts]
     ctypes = [CTYPES[t] for t in red]
     dims = [low.subexp(d) for d in op.space.dims]
     seg, inner, total = low.fresh("segment"), low.fresh("inner"), low.fresh("segments")
@@ -221,25 +230,26 @@ def _per_segment(sc: SegCompile, op: SegRed) -> KernelPlan:
     accs = [low.fresh("acc") for _ in red]
     xs = [low.fresh("x") for _ in red]
     ys = [low.fresh("y") for _ in rest]
-    nes = neutrals(low, op.ops)
     elem: list[Stm] = decompose(low, flat, op.space.gtids, dims)
     elem += [imp.Decl(c, x) for c, x in zip(ctypes, xs)]
     elem += [imp.Decl(CTYPES[t], y) for t, y in zip(rest, ys)]
     elem += low.region((), op.body, [*xs, *ys], None)
-    elem += [imp.Store(o, flat, imp.Var(y)) for o, y in zip(out_ptrs, ys)]
+    elem += [imp.Store(o, flat, imp.Var(y)) for o, y in zip(map_ptrs, ys)]
     elem += combine(low, op.ops, accs, [imp.Var(x) for x in xs], escape=False)
+    if scan:
+        elem += [imp.Store(o, flat, imp.Var(a)) for o, a in zip(out_ptrs, accs)]
     per_seg: list[Stm] = [
-        *[imp.Decl(c, a, ne) for c, a, ne in zip(ctypes, accs, nes)],
+        *[imp.Decl(c, a, ne) for c, a, ne in zip(ctypes, accs, neutrals(low, op.ops))],
         imp.For("int64_t", inner, Lit("(int64_t)0"), dims[-1], tuple(elem)),
-        *[imp.Store(r, imp.Var(seg), imp.Var(a)) for r, a in zip(res_ptrs, accs)],
     ]
+    if not scan:
+        per_seg += [imp.Store(r, imp.Var(seg), imp.Var(a)) for r, a in zip(out_ptrs, accs)]
     body: list[Stm] = [
         early_exit(barriers=False),
-        imp.Comment("One thread per segment, sequential inside (the simple strategy; the\n"
-                    "performance issue replaces it for few, long segments)."),
+        imp.Comment("One thread per segment, sequential inside (the simple strategy)."),
         imp.Decl("int64_t", total, product(dims[:-1])),
         imp.For("int64_t", seg, Bin("+", Bin("*", BID, BDIM), TID), imp.Var(total),
                 tuple(per_seg), Bin("*", GDIM, BDIM)),
     ]
-    sc.kernel("segred_segments", low, body, sc.host_product(outer))
-    return sc.plan([("array", t.name) for t in results] + [("array", t.name) for t in mapouts])
+    name = "segscan_segments" if scan else "segred_segments"
+    sc.kernel(name, low, body, sc.host_product(op.space.dims[:-1]))

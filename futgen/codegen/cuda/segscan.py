@@ -34,10 +34,14 @@ from futgen.codegen.cuda.common import (
     early_exit,
     imin,
     pointer,
-    product,
 )
 from futgen.codegen.cuda.imp import Bin, Lit, Stm
-from futgen.codegen.cuda.segred import combine, neutrals, value_types
+from futgen.codegen.cuda.segred import (
+    combine,
+    neutrals,
+    per_segment_kernel,
+    value_types,
+)
 from futgen.codegen.plan import CTYPES, KernelPlan, Temp
 from futgen.gpu.ir import SegScan
 
@@ -59,7 +63,7 @@ def compile_segscan(sc: SegCompile, op: SegScan) -> KernelPlan:
         _scan_sums(sc, op, red, sums)
         _propagate(sc, op, red, outs, sums)
     else:
-        _per_segment(sc, op, red, rest, outs, mapouts)
+        per_segment_kernel(sc, op, red, rest, outs, mapouts, scan=True)
     return sc.plan([("array", t.name) for t in outs + mapouts])
 
 
@@ -193,37 +197,3 @@ def _propagate(sc: SegCompile, op: SegScan, red: list[str], outs: list[Temp],
         imp.For("int64_t", vg, Bin("+", BID, Lit("1")), _GROUPS, tuple(group), GDIM),
     ]
     sc.kernel("segscan_propagate", low, body, str(GROUPS * BLOCK))
-
-
-def _per_segment(sc: SegCompile, op: SegScan, red: list[str], rest: list[str],
-                 outs: list[Temp], mapouts: list[Temp]) -> None:
-    """One thread per segment (all but the innermost dimension), sequential inside."""
-    low = sc.lowering()
-    out_ptrs = [pointer(low, t) for t in outs]
-    map_ptrs = [pointer(low, t) for t in mapouts]
-    ctypes = [CTYPES[t] for t in red]
-    dims = [low.subexp(d) for d in op.space.dims]
-    seg, inner, total = low.fresh("segment"), low.fresh("inner"), low.fresh("segments")
-    flat = Bin("+", Bin("*", imp.Var(seg), dims[-1]), imp.Var(inner))
-    accs = [low.fresh("acc") for _ in red]
-    xs = [low.fresh("x") for _ in red]
-    ys = [low.fresh("y") for _ in rest]
-    elem: list[Stm] = decompose(low, flat, op.space.gtids, dims)
-    elem += [imp.Decl(c, x) for c, x in zip(ctypes, xs)]
-    elem += [imp.Decl(CTYPES[t], y) for t, y in zip(rest, ys)]
-    elem += low.region((), op.body, [*xs, *ys], None)
-    elem += [imp.Store(o, flat, imp.Var(y)) for o, y in zip(map_ptrs, ys)]
-    elem += combine(low, op.ops, accs, [imp.Var(x) for x in xs], escape=False)
-    elem += [imp.Store(o, flat, imp.Var(a)) for o, a in zip(out_ptrs, accs)]
-    per_seg: list[Stm] = [
-        *[imp.Decl(c, a, ne) for c, a, ne in zip(ctypes, accs, neutrals(low, op.ops))],
-        imp.For("int64_t", inner, Lit("(int64_t)0"), dims[-1], tuple(elem)),
-    ]
-    body: list[Stm] = [
-        early_exit(barriers=False),
-        imp.Comment("One thread per segment, sequential inside (the simple strategy)."),
-        imp.Decl("int64_t", total, product(dims[:-1])),
-        imp.For("int64_t", seg, Bin("+", Bin("*", BID, BDIM), TID), imp.Var(total),
-                tuple(per_seg), Bin("*", GDIM, BDIM)),
-    ]
-    sc.kernel("segscan_segments", low, body, sc.host_product(op.space.dims[:-1]))
