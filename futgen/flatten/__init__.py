@@ -107,7 +107,8 @@ class _Flattener:
         if e.scans and e.reds:
             raise NotKernel("a Screma with both scans and reductions")
         if e.scans or e.reds:
-            ops = tuple(SegBinOp(kb.op_lambda(o.lam), o.nes, getattr(o, "comm", False))
+            ops = tuple(SegBinOp(kb.op_lambda(o.lam), o.nes,
+                                 getattr(o, "comm", False) or _commutative_operator(o.lam))
                         for o in (*e.scans, *e.reds))
             if any(isinstance(ne, ir.Var) and ne.name in kb.local
                    for o in ops for ne in o.nes):
@@ -172,3 +173,13 @@ def _prepend(stms: list[ir.Stm], body: ir.Body) -> ir.Body:
 
 
 __all__ = ["flatten"]
+
+
+def _commutative_operator(lam: ir.Lambda) -> bool:
+    """Whether `lam` is one built-in operator that the operator table says is
+    commutative (`+`, `*`, `max`, ...): then a reduction may combine elements
+    in any order, which lets kernels read memory coalesced."""
+    from futgen_runtime.prims import BINOPS
+
+    op = ir.lambda_binop(lam)
+    return op is not None and BINOPS[op.op].commutative

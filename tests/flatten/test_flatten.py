@@ -78,6 +78,17 @@ def test_dotprod_is_one_segred() -> None:
     assert got[0] == np.float32(32)
 
 
+def test_builtin_commutative_operators_make_commutative_segops() -> None:
+    # `reduce (+)` may combine in any order (the operator table says + commutes),
+    # so the kernel can read memory coalesced; an arbitrary lambda may not.
+    [plus] = _segops(_flat("entry main (xs: []i32) : i32 = reduce (+) 0 xs"), "main")
+    assert plus.ops[0].commutative
+    [pairs] = _segops(_flat(
+        "entry main (xs: []i32) : (i32, i32) = "
+        "reduce (\\(a, b) (c, d) -> (a + c, b * d)) (0, 1) (zip xs xs)"), "main")
+    assert not pairs.ops[0].commutative
+
+
 def test_prefix_sum_is_a_segscan() -> None:
     prog = _flat("entry main [n] (xs: [n]i32) : [n]i32 = scan (+) 0 xs")
     [op] = _segops(prog, "main")
