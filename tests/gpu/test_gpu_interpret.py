@@ -124,7 +124,7 @@ def test_a_segmap_body_that_binds_an_array_is_rejected() -> None:
 def test_dump_gpu_prints_segops(capsys) -> None:
     assert cli_main(["dump", "--ir", "gpu", str(EXAMPLES / "dotprod.fut")]) == 0
     out = capsys.readouterr().out
-    assert "segred grid (gtid_" in out and "reduce (0.0f32)" in out
+    assert "segred grid (gtid_" in out and "reduce_comm (0.0f32)" in out
     assert "screma" not in out
 
 
