@@ -127,22 +127,23 @@ def _convert_scalar(value: Any, prim: str, where: str, want: str) -> Any:
     return dt.type(bool(value))
 
 
-def check_sizes(entry: str, bindings: Sequence[tuple[str, str, int]]) -> dict[str, int]:
+def check_sizes(entry: str, bindings: Sequence[tuple[str, str, int, str]]) -> dict[str, int]:
     """Check that each size name is bound to one value; return the binding.
 
-    `bindings` holds `(size_name, param, actual)`, e.g. `("n", "xs", 5)`
-    for `xs: [n]f32`.  A name bound to two different values raises
-    `ValueError` naming both parameters.
+    `bindings` holds `(size_name, param, actual, futhark_type)`, e.g.
+    `("n", "xs", 5, "[n]f32")` for `xs: [n]f32`.  A name bound to two
+    different values raises `ValueError` naming both parameters and their types.
     """
-    seen: dict[str, tuple[str, int]] = {}
-    for name, param, actual in bindings:
+    seen: dict[str, tuple[str, int, str]] = {}
+    for name, param, actual, ftype in bindings:
         actual = int(actual)
         if name in seen and seen[name][1] != actual:
-            first, n = seen[name]
-            raise ValueError(f"{entry}: size {name} is {n} from parameter {first} but {actual} "
-                             f"from parameter {param}; they must be equal")
-        seen.setdefault(name, (param, actual))
-    return {name: n for name, (_, n) in seen.items()}
+            first, n, first_type = seen[name]
+            raise ValueError(
+                f"{entry}: size {name} is {n} from parameter {first}: {first_type} but "
+                f"{actual} from parameter {param}: {ftype}; they must be equal")
+        seen.setdefault(name, (param, actual, ftype))
+    return {name: n for name, (_, n, _) in seen.items()}
 
 
 def convert_result(backend: Any, x: Any, device_results: bool) -> Any:

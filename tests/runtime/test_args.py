@@ -80,11 +80,11 @@ def test_scalars_rejected(value: object, prim: str, exc: type, text: str) -> Non
 
 
 def test_check_sizes() -> None:
-    assert check_sizes("main", [("n", "xs", 3), ("n", "ys", 3), ("m", "zs", 2)]) == \
-        {"n": 3, "m": 2}
-    with pytest.raises(ValueError, match="main: size n is 3 from parameter xs but 4 from "
-                                         "parameter ys"):
-        check_sizes("main", [("n", "xs", 3), ("n", "ys", 4)])
+    assert check_sizes("main", [("n", "xs", 3, "[n]f32"), ("n", "ys", 3, "[n]i32"),
+                                ("m", "zs", 2, "[m]f32")]) == {"n": 3, "m": 2}
+    with pytest.raises(ValueError, match=r"main: size n is 3 from parameter xs: \[n\]f32 but 4 "
+                                         r"from parameter ys: \[n\]i32; they must be equal"):
+        check_sizes("main", [("n", "xs", 3, "[n]f32"), ("n", "ys", 4, "[n]i32")])
 
 
 def test_convert_result() -> None:
