@@ -17,12 +17,11 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import fields, is_dataclass
 from typing import Any
 
 from futgen.codegen.plan import DTYPES
 from futgen.core import ir
-from futgen.gpu import ir as gpu
+from futgen.flatten import names
 
 _NOT_IDENT = re.compile(r"[^0-9A-Za-z_]")
 
@@ -77,40 +76,10 @@ def scalar_exp(e: ir.Exp) -> str | None:
 
 # ------------------------------------------------------------ free variables
 
-_TYPE_FIELDS = {"type", "ret", "elem"}
-
-
 def free_vars(node: Any) -> set[ir.VName]:
-    """Names used in `node` but not bound inside it.
-
-    Names are unique in a program, so subtracting every name bound anywhere
-    inside from every name used is exact.  Types are not searched: code
-    generated for a body never needs the sizes its types mention.
-    """
-    used: set[ir.VName] = set()
-    bound: set[ir.VName] = set()
-    _walk(node, used, bound)
-    return used - bound
-
-
-def _walk(node: Any, used: set[ir.VName], bound: set[ir.VName]) -> None:
-    if isinstance(node, ir.VName):
-        used.add(node)
-    elif isinstance(node, ir.Param):
-        bound.add(node.name)
-    elif isinstance(node, ir.ForLoop):
-        bound.add(node.i)
-        _walk(node.bound, used, bound)
-    elif isinstance(node, gpu.SegSpace):
-        bound.update(node.gtids)
-        _walk(node.dims, used, bound)
-    elif isinstance(node, tuple | list):
-        for x in node:
-            _walk(x, used, bound)
-    elif is_dataclass(node) and not isinstance(node, type):
-        for f in fields(node):
-            if f.name not in _TYPE_FIELDS:
-                _walk(getattr(node, f.name), used, bound)
+    """Names used in `node` but not bound inside it, ignoring the sizes in
+    types: code generated for a body never needs them."""
+    return names.free_vars(node, types=False)
 
 
 # ------------------------------------------------------------ emitting

@@ -20,17 +20,22 @@ from typing import Any
 from futgen.core import ir
 from futgen.gpu.ir import SegSpace
 
+# Fields holding types; their names are sizes, which code for a body can skip.
+_TYPE_FIELDS = frozenset({"type", "ret", "elem"})
 
-def vnames(node: Any) -> Iterator[ir.VName]:
-    """Every VName in `node`, binders and uses, in field order."""
+
+def vnames(node: Any, types: bool = True) -> Iterator[ir.VName]:
+    """Every VName in `node`, binders and uses, in field order (without the
+    sizes inside types when `types` is False)."""
     if isinstance(node, ir.VName):
         yield node
-    elif isinstance(node, tuple):
+    elif isinstance(node, tuple | list):
         for x in node:
-            yield from vnames(x)
+            yield from vnames(x, types)
     elif is_dataclass(node) and not isinstance(node, type):
         for f in fields(node):
-            yield from vnames(getattr(node, f.name))
+            if types or f.name not in _TYPE_FIELDS:
+                yield from vnames(getattr(node, f.name), types)
 
 
 def binders(node: Any) -> Iterator[ir.VName]:
@@ -51,9 +56,9 @@ def binders(node: Any) -> Iterator[ir.VName]:
             yield from binders(getattr(node, f.name))
 
 
-def free_vars(node: Any) -> set[ir.VName]:
-    """The names `node` uses but does not bind."""
-    return set(vnames(node)) - set(binders(node))
+def free_vars(node: Any, types: bool = True) -> set[ir.VName]:
+    """The names `node` uses but does not bind (sizes in types only if `types`)."""
+    return set(vnames(node, types)) - set(binders(node))
 
 
 def use_counts(node: Any) -> Counter[ir.VName]:
