@@ -79,7 +79,8 @@ class Internaliser:
 
     def __init__(self, prog: S.Program):
         self.decls = {d.name: d for d in prog.decls if isinstance(d, S.ValDecl)}
-        self.entries = [d for d in prog.decls if isinstance(d, S.ValDecl) and d.entry]
+        self.entries = list({d.name: d for d in prog.decls
+                             if isinstance(d, S.ValDecl) and d.is_entry_point}.values())
         self.tags = itertools.count()
         self.functions: dict[tuple, ir.Function | None] = {}
         self.order: list[tuple] = []

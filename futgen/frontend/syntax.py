@@ -506,6 +506,11 @@ class ValDecl:
     local: bool = False
     attrs: list[str] = field(default_factory=list)
 
+    @property
+    def is_entry_point(self) -> bool:
+        """Declared with `entry`, or a non-local `def main` (Futhark's default entry)."""
+        return self.entry or (self.name == "main" and not self.local)
+
 
 @dataclass
 class TypeDecl:

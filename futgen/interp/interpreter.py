@@ -80,7 +80,7 @@ class Interpreter:
             else:
                 genv[d.name] = _Lazy(d, genv)
             genv[d.name + "\0decl"] = d
-            if d.entry or (d.name == "main" and not d.local):
+            if d.is_entry_point:
                 self._entries[d.name] = (d, genv)
 
     # ------------------------------------------------------------ entries
