@@ -137,7 +137,8 @@ def check(cond: Val, msg: str, loc: str) -> np.bool_:
 def ufunc_reduce(prim: str, op: str, ne: Val, x: np.ndarray) -> np.ndarray:
     """A reduction over the last axis with a built-in operator's ufunc."""
     fn = prims.BINOPS[op].reducer(prim)
-    r = fn.reduce(x, axis=-1, dtype=dtype(prim)) if x.shape[-1] else np.asarray(ne)
+    r = (fn.reduce(x, axis=-1, dtype=dtype(prim)) if x.shape[-1]
+         else np.full(x.shape[:-1], ne, dtype=dtype(prim)))  # every segment is empty
     return binop(op, prim, np.asarray(ne, dtype=dtype(prim)), r)
 
 

@@ -289,10 +289,16 @@ def _shape_text(t: ir.Type) -> str:
     return tuple_text(["0" if d is None else f"int({subexp(d)})" for d in t.shape])
 
 
-def _shape_of(t: ir.Type, w: str) -> str:
-    """Shape of `w` rows of `t` for empty results; unknown inner sizes are 0."""
-    inner = [] if isinstance(t, ir.Prim) else [
-        f"int({subexp(d)})" if isinstance(d, ir.Constant) else "0" for d in t.shape]
+def _shape_of(t: ir.Type, w: str, local: set[ir.VName]) -> str:
+    """Shape of `w` rows of `t` for empty results.  An inner size is known when
+    it is a constant or a variable bound outside the lambda (not in `local`);
+    sizes only the lambda computes are 0, as no row ever computed them."""
+    def size(d: ir.SubExp | None) -> str:
+        if d is None or (isinstance(d, ir.Var) and d.name in local):
+            return "0"
+        return f"int({subexp(d)})"
+
+    inner = [] if isinstance(t, ir.Prim) else [size(d) for d in t.shape]
     return tuple_text([w, *inner])
 
 

@@ -158,3 +158,34 @@ def test_out_of_bounds_kernel_on_cuda_then_recovers(oob):
     text = str(info.value)
     assert "Index [7] out of bounds for array of shape [5]" in text and ":3:" in text
     assert inst.main(xs, np.array([0, 4], np.int64)).tolist() == [1, 5]
+
+
+EMPTY_ROWS = """
+def rows (n: i64) (m: i64) = map (\\i -> replicate m (i32.i64 i)) (iota n)
+entry grid (n: i64) (m: i64) : [][]i32 = rows n m
+entry row_sums (n: i64) (m: i64) : []i32 = rows n m |> map i32.sum
+"""
+
+
+def test_empty_outer_dimension_keeps_its_shape(tmp_path):
+    # Zero rows: results keep the inner sizes known outside the lambda, and a
+    # segmented reduction over zero segments is an empty array, not a scalar.
+    src = tmp_path / "empty_rows.fut"
+    src.write_text(EMPTY_ROWS)
+    inst = import_package(build_package(src, tmp_path, name="empty_rows")).EmptyRows(
+        backend="cpu")
+    grid = inst.grid(np.int64(0), np.int64(3))
+    assert grid.shape == (0, 3) and grid.dtype == np.int32
+    sums = inst.row_sums(np.int64(0), np.int64(3))
+    assert sums.shape == (0,) and sums.dtype == np.int32
+    assert inst.row_sums(np.int64(2), np.int64(0)).tolist() == [0, 0]
+    assert inst.row_sums(np.int64(2), np.int64(3)).tolist() == [0, 3]
+
+
+def test_def_main_is_an_entry_point(tmp_path):
+    # As in Futhark (and the interpreter), a non-local `def main` is an entry point.
+    src = tmp_path / "plain.fut"
+    src.write_text("def main (xs: []i32) : i32 = reduce (+) 0 xs\n")
+    module = import_package(build_package(src, tmp_path, name="plain"))
+    assert list(module.ENTRY_POINTS) == ["main"]
+    assert module.Plain(backend="cpu").main(np.arange(4, dtype=np.int32)) == 6
