@@ -199,8 +199,11 @@ class HostCompiler:
     def host_soac(self, em: Emitter, stm: ir.Stm) -> None:
         """A SOAC on NumPy arrays, whichever backend runs the program."""
         free = self._free(stm)
+        def shape_of(t: ir.Type, w: str) -> str:
+            return _shape_of(t, w, set(free))
+
         fn = self._module_function("soac", stm, [pyname(v) for v in free],
-                                   lambda inner: nk.emit_soac(inner, stm, self, _shape_of))
+                                   lambda inner: nk.emit_soac(inner, stm, self, shape_of))
         args = [self._to_host(v) for v in free]
         res = em.fresh("res")
         em.line(f"{res} = {fn}(self, self._cpu, {', '.join(args)})")
@@ -289,14 +292,14 @@ def _shape_text(t: ir.Type) -> str:
     return tuple_text(["0" if d is None else f"int({subexp(d)})" for d in t.shape])
 
 
-def _shape_of(t: ir.Type, w: str, local: set[ir.VName]) -> str:
+def _shape_of(t: ir.Type, w: str, available: set[ir.VName]) -> str:
     """Shape of `w` rows of `t` for empty results.  An inner size is known when
-    it is a constant or a variable bound outside the lambda (not in `local`);
+    it is a constant or a variable the SOAC's code can see (`available`);
     sizes only the lambda computes are 0, as no row ever computed them."""
     def size(d: ir.SubExp | None) -> str:
-        if d is None or (isinstance(d, ir.Var) and d.name in local):
-            return "0"
-        return f"int({subexp(d)})"
+        if isinstance(d, ir.Constant) or (isinstance(d, ir.Var) and d.name in available):
+            return f"int({subexp(d)})"
+        return "0"
 
     inner = [] if isinstance(t, ir.Prim) else [size(d) for d in t.shape]
     return tuple_text([w, *inner])

@@ -42,7 +42,6 @@ from futgen.codegen.pysrc import (
 )
 from futgen.core import ir
 from futgen.errors import UnsupportedFeature
-from futgen.flatten import names
 from futgen.gpu import ir as gpu
 
 _SCALAR_OPS = (ir.SubExpOp, ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.Assert)
@@ -339,15 +338,15 @@ def _map_columns(em: Emitter, lam: ir.Lambda, w: str, arrs: list[str],
 # ------------------------------------------------------------ host-level SOACs
 
 
-SizeText = Callable[[ir.Type, str, set[ir.VName]], str]
+SizeText = Callable[[ir.Type, str], str]
 
 
 def emit_soac(em: Emitter, stm: ir.Stm, rows: RowCompiler, shape_of: SizeText) -> list[str]:
     """Emit, into a function whose parameters are the SOAC's free variables
     (arrays on the host), the code computing `stm`'s SOAC; its results.
 
-    `shape_of(t, w, local)` gives the shape expression of `w` rows of type `t`
-    (for results of zero rows), `local` being the names the lambda binds."""
+    `shape_of(t, w)` gives the shape expression of `w` rows of type `t` (for
+    results of zero rows)."""
     e = stm.exp
     w = em.fresh("w")
     em.line(f"{w} = int({subexp(e.w)})")  # type: ignore[union-attr]
@@ -363,8 +362,7 @@ def emit_soac(em: Emitter, stm: ir.Stm, rows: RowCompiler, shape_of: SizeText) -
 
 def _screma(em: Emitter, e: ir.Screma, w: str, rows: RowCompiler,
             shape_of: SizeText) -> list[str]:
-    local = set(names.binders(e.map_lam))
-    empty = [shape_of(t, w, local) for t in e.map_lam.ret]
+    empty = [shape_of(t, w) for t in e.map_lam.ret]
     cols = _map_columns(em, e.map_lam, w, [pyname(a) for a in e.arrs], empty, rows)
     out: list[str] = []
     k = 0
@@ -377,8 +375,7 @@ def _screma(em: Emitter, e: ir.Screma, w: str, rows: RowCompiler,
 
 def _scatter(em: Emitter, e: ir.Scatter, w: str, rows: RowCompiler,
              shape_of: SizeText) -> list[str]:
-    local = set(names.binders(e.lam))
-    empty = [shape_of(t, w, local) for t in e.lam.ret]
+    empty = [shape_of(t, w) for t in e.lam.ret]
     cols = _map_columns(em, e.lam, w, [pyname(a) for a in e.arrs], empty, rows)
     out, k = [], 0
     for d in e.dests:
@@ -391,8 +388,7 @@ def _scatter(em: Emitter, e: ir.Scatter, w: str, rows: RowCompiler,
 
 
 def _hist(em: Emitter, e: ir.Hist, w: str, rows: RowCompiler, shape_of: SizeText) -> list[str]:
-    local = set(names.binders(e.lam))
-    empty = [shape_of(t, w, local) for t in e.lam.ret]
+    empty = [shape_of(t, w) for t in e.lam.ret]
     cols = _map_columns(em, e.lam, w, [pyname(a) for a in e.arrs], empty, rows)
     bins, vals = cols[:len(e.ops)], cols[len(e.ops):]
     out: list[str] = []

@@ -167,13 +167,14 @@ entry row_sums (n: i64) (m: i64) : []i32 = rows n m |> map i32.sum
 """
 
 
-def test_empty_outer_dimension_keeps_its_shape(tmp_path):
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_empty_outer_dimension_keeps_its_shape(tmp_path, backend):
     # Zero rows: results keep the inner sizes known outside the lambda, and a
     # segmented reduction over zero segments is an empty array, not a scalar.
     src = tmp_path / "empty_rows.fut"
     src.write_text(EMPTY_ROWS)
     inst = import_package(build_package(src, tmp_path, name="empty_rows")).EmptyRows(
-        backend="cpu")
+        backend=backend)
     grid = inst.grid(np.int64(0), np.int64(3))
     assert grid.shape == (0, 3) and grid.dtype == np.int32
     sums = inst.row_sums(np.int64(0), np.int64(3))
