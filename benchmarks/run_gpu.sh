@@ -10,4 +10,8 @@ export PYTHONPATH=/tmp/site:$PWD:$PWD/runtime:${PYTHONPATH:-}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 python3 -m pytest -m gpu -q -p no:cacheprovider -o addopts="" 2>&1 | tee "$OUT/pytest_gpu.log" | tail -15
 python3 -m futgen test --backend cuda --no-progress examples/ 2>&1 | tee "$OUT/futgen_test_cuda.log" | tail -3
+if [ -d futhark-tests ]; then  # a local copy of Futhark's own tests (never committed), if carried
+  python3 -m futgen test --backend cuda -j 8 --no-progress futhark-tests/ 2>&1 \
+    | tee "$OUT/futhark_tests_cuda.log" | tail -1
+fi
 python3 benchmarks/gpu_baseline.py --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -12
