@@ -221,7 +221,8 @@ class Internaliser:
         try:
             env: dict[str, V] = {}
             params = []
-            for p in d.params:
+            src_params, src_body = _eta_expanded(d) if entry else (d.params, d.body)
+            for p in src_params:
                 ts = self.leaf_types(p.ty, {}, p.loc)
                 names = [ir.Param(self.fresh(_base(p)), _no_sizes(t)) for t in ts]
                 params += names
@@ -229,11 +230,11 @@ class Internaliser:
                     self.types[q.name] = q.type
                 self.bind_pat(p, self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)),
                               env)
-            self.bind_sizes(d.tparams, d.params, env, rebind=True)
-            self.refine(d.params, env)
-            result = self.expr(d.body, env)
+            self.bind_sizes(d.tparams, src_params, env, rebind=True)
+            self.refine(src_params, env)
+            result = self.expr(src_body, env)
             body = ir.Body(tuple(self.stms), tuple(_flatten(result)))
-            ret = tuple(_no_sizes(t) for t in self.leaf_types(d.body.ty, {}, d.loc))
+            ret = tuple(_no_sizes(t) for t in self.leaf_types(src_body.ty, {}, d.loc))
         finally:
             self.stms, self.types, self.tsub = saved
         self.functions[key] = ir.Function(name, tuple(params), ret, body, entry)
@@ -634,6 +635,26 @@ class Internaliser:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _eta_expanded(d: S.ValDecl) -> tuple[list[S.Pat], S.Expr]:
+    """Parameters and body of an entry point with its function-typed result
+    applied to fresh parameters: `entry f = map g` becomes `entry f x = map g x`,
+    so a point-free entry takes data like any other."""
+    params, args = list(d.params), []
+    t = d.body.ty
+    while isinstance(t, T.Arrow):
+        name = f"eta%{len(args)}"  # '%' keeps it apart from every source name
+        pat, arg = S.PId(name, d.loc), S.Var(name, loc=d.loc)
+        pat.ty = arg.ty = t.param
+        params.append(pat)
+        args.append(arg)
+        t = t.ret
+    if not args:
+        return params, d.body
+    body = S.Apply(d.body, args, loc=d.body.loc)
+    body.ty = t
+    return params, body
 
 
 def _flatten(v: V) -> list[ir.SubExp]:
