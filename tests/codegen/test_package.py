@@ -190,3 +190,21 @@ def test_def_main_is_an_entry_point(tmp_path):
     module = import_package(build_package(src, tmp_path, name="plain"))
     assert list(module.ENTRY_POINTS) == ["main"]
     assert module.Plain(backend="cpu").main(np.arange(4, dtype=np.int32)) == 6
+
+
+ODD = """
+entry point_free = map f32.sqrt
+entry primed (xs': []f32) (k': f32) : []f32 = map (\\x -> x * k' + xs'[0]) xs'
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_point_free_entries_and_primed_names(tmp_path, backend):
+    # `entry f = map g` takes its array like any entry; names with primes
+    # (odd in Python and C) reach the kernels under the same sanitised name.
+    src = tmp_path / "odd.fut"
+    src.write_text(ODD)
+    inst = import_package(build_package(src, tmp_path, name="odd")).Odd(backend=backend)
+    xs = np.array([1, 4, 9], np.float32)
+    assert inst.point_free(xs).tolist() == [1, 2, 3]
+    assert inst.primed(xs, np.float32(2)).tolist() == [3, 9, 19]

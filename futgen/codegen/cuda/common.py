@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
-from futgen.codegen.cuda.lower import ErrorTable, KernelLowering
+from futgen.codegen.cuda.lower import ErrorTable, KernelLowering, c_name
 from futgen.codegen.plan import CTYPES, KernelPlan, Launch, Temp
 from futgen.core import ir
 from futgen.gpu.ir import SegBinOp
@@ -63,8 +63,8 @@ class SegCompile:
         return KernelLowering(self.types, self.errors, self.fresh)
 
     def host_dim(self, d: ir.SubExp) -> str:
-        """A size as a host expression (the printed VName, or the constant)."""
-        return str(d.name) if isinstance(d, ir.Var) else str(int(d.value))
+        """A size as a host expression (the host variable, or the constant)."""
+        return c_name(d.name) if isinstance(d, ir.Var) else str(int(d.value))
 
     def host_product(self, dims: Sequence[ir.SubExp]) -> str:
         return " * ".join(self.host_dim(d) for d in dims) or "1"

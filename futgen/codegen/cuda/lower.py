@@ -13,21 +13,22 @@ become `Fail` statements whose codes and Futhark messages are recorded in
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 
 from futgen.codegen.cuda import imp, scalar
 from futgen.codegen.cuda.imp import Bin, Cast, Expr, Fail, Lit, Stm
 from futgen.codegen.plan import CTYPES, ErrorSite, KArg
+from futgen.codegen.pysrc import pyname
 from futgen.core import ir
 
 _SIGNED_DIVISIONS = ("/", "%", "//", "%%")
 
 
 def c_name(v: ir.VName) -> str:
-    """A C identifier for a VName; the tag keeps it clear of C keywords."""
-    base = re.sub(r"[^A-Za-z0-9_]", lambda m: f"_x{ord(m.group()):x}", v.base)
-    return f"{base}_{v.tag}"
+    """A C identifier for a VName, the same as the host code's Python name
+    (so a kernel plan's host expressions name host variables); the tag keeps
+    it clear of C keywords."""
+    return pyname(v)
 
 
 class ErrorTable:
@@ -90,7 +91,7 @@ class KernelLowering:
             t = self.type_of(v)
             if not isinstance(t, ir.Prim):
                 raise NotImplementedError(f"array {v} used as a scalar in kernel code")
-            self.add_param(c_name(v), CTYPES[t.name], False, str(v))
+            self.add_param(c_name(v), CTYPES[t.name], False, c_name(v))
         return imp.Var(c_name(v))
 
     def subexp(self, se: ir.SubExp) -> Expr:
@@ -104,7 +105,8 @@ class KernelLowering:
             return Lit(f"(int64_t){int(d.value)}")
         if isinstance(d, ir.Var):
             return self.var(d.name)
-        name = self.add_param(f"{c_name(arr)}_dim{k}", "int64_t", False, f"{arr}.shape[{k}]")
+        name = self.add_param(f"{c_name(arr)}_dim{k}", "int64_t", False,
+                              f"{c_name(arr)}.shape[{k}]")
         return imp.Var(name)
 
     def array(self, v: ir.VName) -> tuple[str, str, list[Expr]]:
@@ -112,7 +114,7 @@ class KernelLowering:
         t = self.types[v]
         if not isinstance(t, ir.ArrayT):
             raise NotImplementedError(f"{v} is indexed but is not an array")
-        cname = self.add_param(c_name(v), CTYPES[t.elem], True, str(v))
+        cname = self.add_param(c_name(v), CTYPES[t.elem], True, c_name(v))
         return cname, t.elem, [self.size(d, v, k) for k, d in enumerate(t.shape)]
 
     # ------------------------------------------------------------- regions
