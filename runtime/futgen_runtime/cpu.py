@@ -81,7 +81,7 @@ class CpuBackend:
         dt = _dtype(dtype)
         shape = tuple(int(n) for n in shape)
         v = np.asarray(value, dtype=dt)
-        return np.array(np.broadcast_to(v, shape + v.shape))
+        return np.array(np.broadcast_to(v, shape + v.shape), order="C")
 
     def copy(self, x: np.ndarray) -> np.ndarray:
         return np.array(x, copy=True, order="C")
@@ -120,8 +120,8 @@ class CpuBackend:
 
     def update(self, x: np.ndarray, idx: Index, value: Any, loc: object = None) -> np.ndarray:
         """`x with [idx] = value`, in place when `x` is writable; returns the result."""
-        if not x.flags.writeable:
-            x = x.copy()
+        if not (x.flags.writeable and x.flags.c_contiguous):
+            x = np.array(x, order="C")  # the strided view below writes through `x`
         view = _region_view(x, idx, loc)
         v = np.asarray(value, dtype=x.dtype)
         if v.shape != view.shape:

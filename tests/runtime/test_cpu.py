@@ -77,6 +77,16 @@ def test_update(b: CpuBackend) -> None:
         b.update(x, (0,), np.array([1, 2, 3]), None)  # value of the wrong shape
 
 
+def test_update_of_replicated_and_strided_arrays(b: CpuBackend) -> None:
+    # Replicated arrays are C-contiguous, and an update of a strided
+    # (transposed) array still lands in the result it returns.
+    grid = b.replicate((3,), b.replicate((3,), np.int32(0), "int32"), "int32")
+    assert grid.flags.c_contiguous
+    assert b.update(grid, (2,), np.array([0, 42, 0], np.int32), None)[2, 1] == 42
+    t = np.zeros((2, 3), np.int32).T
+    assert b.update(t, (0, 1), 5, None).tolist() == [[0, 5], [0, 0], [0, 0]]
+
+
 def test_update_never_writes_callers_array(b: CpuBackend) -> None:
     user = np.arange(4, dtype=np.int32)
     x = b.from_host(user)
