@@ -118,7 +118,7 @@ def _params(fn: ir.Function, types: list[str]) -> list[dict]:
 
 def _entry(name: str, method: str, params: list[dict], results: list[str]) -> dict:
     sizes = [{"size": d, "param": p["name"], "type": p["type"], "dim": i}
-             for p in params for i, d in enumerate(p["dims"]) if d.isidentifier()]
+             for p in params for i, d in enumerate(p["dims"]) if d.isidentifier() or d.isdigit()]
     shown = ", ".join(f"{p['name']}: {p['type']}" for p in params)
     ret = results[0] if len(results) == 1 else f"({', '.join(results)})"
     return {

@@ -59,14 +59,24 @@ class CompiledPackage:
                 for name, (_, params, results) in self.module.ENTRY_POINTS.items()}
 
     def call(self, entry: str, args: list[Any]) -> list[Any]:
-        """Run an entry point; the package's own (vendored) FutharkError is
-        re-raised as the compiler's, which the runner knows."""
-        from futgen.errors import FutharkError
+        """Run an entry point; the package's own (vendored) errors are re-raised
+        as the compiler's, which the runner knows: run-time failures and
+        argument sizes that disagree as FutharkError (Futhark's compiled
+        programs fail so too), other rejected arguments as DataError."""
+        from futgen.errors import DataError, FutharkError
 
         try:
             result = getattr(self.instance, entry)(*args)
         except self.module.FutharkError as e:
             raise FutharkError(e.message, e.loc) from None
+        except ValueError as e:
+            if not isinstance(e, self.module.ArgumentError):
+                raise
+            # Sizes that disagree: in Futhark an error of the program run
+            # ("invalid size"), which test blocks may expect.
+            raise FutharkError(str(e)) from None
+        except self.module.ArgumentError as e:
+            raise DataError(str(e)) from None
         return list(result) if isinstance(result, tuple) else [result]
 
     def reference_call(self, entry: str, args: list[Any]) -> list[Any]:

@@ -8,9 +8,15 @@ futgen/codegen/RUNTIME_API.md.
 from .args import check_sizes, convert_arg, convert_result
 from .backend import Backend, make_backend
 from .cpu import CpuBackend
-from .errors import FutgenError, FutharkError
+from .errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ArgumentValueError,
+    FutgenError,
+    FutharkError,
+)
 
-__all__ = ["Backend", "CpuBackend", "CudaBackend", "FutgenError", "FutharkError", "check_sizes",
+__all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend", "CpuBackend", "CudaBackend", "FutgenError", "FutharkError", "check_sizes",
            "convert_arg", "convert_result", "make_backend"]
 
 

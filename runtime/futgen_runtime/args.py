@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import FLOATS, INTS, PRIM_DTYPES
+from .errors import ArgumentTypeError, ArgumentValueError
 
 # Python and NumPy scalar kinds each Futhark primitive kind accepts.
 _KIND_OK = {"b": ("b",), "i": ("i", "u"), "u": ("i", "u"), "f": ("f", "i", "u")}
@@ -62,13 +63,13 @@ def convert_arg(backend: Any, value: Any, *, entry: str, param: str, position: i
     if rank == 0:
         return _convert_scalar(value, prim, where, want)
     if isinstance(value, (list, tuple)):
-        raise TypeError(f"{where} expects {want}, got a {type(value).__name__}; pass an array, "
+        raise ArgumentTypeError(f"{where} expects {want}, got a {type(value).__name__}; pass an array, "
                         f"e.g. np.asarray(value, dtype=np.{PRIM_DTYPES[prim]})")
     dtype, ndim = _dtype_and_rank(value)
     if dtype is None:
-        raise TypeError(f"{where} expects {want}, got {_describe(value)}")
+        raise ArgumentTypeError(f"{where} expects {want}, got {_describe(value)}")
     if dtype != PRIM_DTYPES[prim] or ndim != rank:
-        raise TypeError(f"{where} expects {want}, got {_describe(value)}")
+        raise ArgumentTypeError(f"{where} expects {want}, got {_describe(value)}")
     if isinstance(value, np.ndarray):
         return backend.from_host(value)
     if backend.kind == "cuda":
@@ -91,7 +92,7 @@ def _device_to_numpy(value: Any, where: str, want: str) -> np.ndarray:
         return np.ascontiguousarray(value.get())
     if hasattr(value, "cpu") and hasattr(value, "numpy"):  # PyTorch
         return np.ascontiguousarray(value.detach().cpu().numpy())
-    raise TypeError(f"{where} expects {want}, got {_describe(value)}, which the CPU backend "
+    raise ArgumentTypeError(f"{where} expects {want}, got {_describe(value)}, which the CPU backend "
                     f"cannot read; pass a NumPy array")
 
 
@@ -107,22 +108,22 @@ def _convert_scalar(value: Any, prim: str, where: str, want: str) -> Any:
     elif isinstance(value, (float, np.floating)):
         kind = "f"
     else:
-        raise TypeError(f"{where} expects {want}, got {_describe(value)}")
+        raise ArgumentTypeError(f"{where} expects {want}, got {_describe(value)}")
     if kind not in _KIND_OK[dt.kind]:
-        raise TypeError(f"{where} expects {want}, got {_describe(value)}")
+        raise ArgumentTypeError(f"{where} expects {want}, got {_describe(value)}")
     if isinstance(value, np.generic) and value.dtype == dt:
         return value
     if prim in INTS:
         info = np.iinfo(dt)
         if not info.min <= int(value) <= info.max:
-            raise ValueError(f"{where} expects {want}, got {value!r}, which is out of range "
+            raise ArgumentValueError(f"{where} expects {want}, got {value!r}, which is out of range "
                              f"[{info.min}, {info.max}]")
         return dt.type(int(value))
     if prim in FLOATS:
         with np.errstate(over="ignore"):
             r = dt.type(value)
         if np.isinf(r) and not np.isinf(float(value)):
-            raise ValueError(f"{where} expects {want}, got {value!r}, which overflows {prim}")
+            raise ArgumentValueError(f"{where} expects {want}, got {value!r}, which overflows {prim}")
         return r
     return dt.type(bool(value))
 
@@ -131,16 +132,22 @@ def check_sizes(entry: str, bindings: Sequence[tuple[str, str, int, str]]) -> di
     """Check that each size name is bound to one value; return the binding.
 
     `bindings` holds `(size_name, param, actual, futhark_type)`, e.g.
-    `("n", "xs", 5, "[n]f32")` for `xs: [n]f32`.  A name bound to two
-    different values raises `ValueError` naming both parameters and their types.
+    `("n", "xs", 5, "[n]f32")` for `xs: [n]f32`; a constant size is its
+    digits (`("3", "ys", 2, "[3]i32")`).  A name bound to two different
+    values, or a constant that differs, raises `ValueError` naming the
+    parameters and their types.
     """
     seen: dict[str, tuple[str, int, str]] = {}
     for name, param, actual, ftype in bindings:
         actual = int(actual)
+        if name.isdigit() and int(name) != actual:
+            raise ArgumentValueError(
+                f"{entry}: invalid size: parameter {param}: {ftype} has a dimension of "
+                f"{actual} where the type says {name}")
         if name in seen and seen[name][1] != actual:
             first, n, first_type = seen[name]
-            raise ValueError(
-                f"{entry}: size {name} is {n} from parameter {first}: {first_type} but "
+            raise ArgumentValueError(
+                f"{entry}: invalid sizes: {name} is {n} from parameter {first}: {first_type} but "
                 f"{actual} from parameter {param}: {ftype}; they must be equal")
         seen.setdefault(name, (param, actual, ftype))
     return {name: n for name, (_, n, _) in seen.items()}

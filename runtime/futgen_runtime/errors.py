@@ -31,3 +31,20 @@ class FutharkError(FutgenError):
         if self.loc is None or self.loc == "":
             return f"Error: {self.message}"
         return f"Error: {self.message}\n\nBacktrace:\n-> #0  {self.loc}"
+
+
+class ArgumentError(FutgenError):
+    """A bad argument to an entry point, found before anything runs.
+
+    Raised as `ArgumentTypeError` (a `TypeError`) or `ArgumentValueError` (a
+    `ValueError`), so callers can catch the usual built-in classes; tools
+    (the test runner) catch this base to tell bad input from failures.
+    """
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """Wrong kind of argument: dtype, rank, a list instead of an array, arity."""
+
+
+class ArgumentValueError(ArgumentError, ValueError):
+    """Right kind, wrong value: out of range, or sizes that disagree."""

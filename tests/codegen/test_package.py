@@ -71,7 +71,7 @@ def test_module_functions_and_results(dotprod):
     ((np.zeros(3, np.int32), np.zeros(3, np.float32)), TypeError, ["xs", "[]f32", "int32"]),
     ((np.zeros((3, 1), np.float32), np.zeros(3, np.float32)), TypeError, ["xs", "[]f32", "rank 2"]),
     ((np.zeros(3, np.float32), np.zeros(4, np.float32)), ValueError,
-     ["xs: [n]f32", "ys: [n]f32", "size n"]),
+     ["xs: [n]f32", "ys: [n]f32", "invalid sizes: n"]),
     (([1.0, 2.0], np.zeros(2, np.float32)), TypeError, ["xs", "[]f32", "list"]),
     ((np.zeros(3, np.float32),), TypeError, ["ys", "[n]f32"]),
     ((np.zeros(1, np.float32),) * 3, TypeError, ["xs: [n]f32", "ys: [n]f32", "got 3"]),

@@ -82,9 +82,12 @@ def test_scalars_rejected(value: object, prim: str, exc: type, text: str) -> Non
 def test_check_sizes() -> None:
     assert check_sizes("main", [("n", "xs", 3, "[n]f32"), ("n", "ys", 3, "[n]i32"),
                                 ("m", "zs", 2, "[m]f32")]) == {"n": 3, "m": 2}
-    with pytest.raises(ValueError, match=r"main: size n is 3 from parameter xs: \[n\]f32 but 4 "
+    with pytest.raises(ValueError, match=r"main: invalid sizes: n is 3 from parameter xs: \[n\]f32 but 4 "
                                          r"from parameter ys: \[n\]i32; they must be equal"):
         check_sizes("main", [("n", "xs", 3, "[n]f32"), ("n", "ys", 4, "[n]i32")])
+    with pytest.raises(ValueError, match=r"main: invalid size: parameter ys: \[3\]i32 has a "
+                                         r"dimension of 2 where the type says 3"):
+        check_sizes("main", [("3", "ys", 2, "[3]i32")])
 
 
 def test_convert_result() -> None:
