@@ -37,6 +37,27 @@ def source_line(file: str, line: int) -> str | None:
     return None
 
 
+def assertion_text(loc: Loc | None) -> str:
+    """The source text of the condition of `assert c e` at `loc` (where the
+    word `assert` starts), for "Assertion is false: c" messages."""
+    if loc is None:
+        return "assertion"
+    line = source_line(loc.file, loc.line)
+    if line is None:
+        return f"assertion at {loc}"
+    rest = line[loc.col - 1:]
+    if rest.startswith("assert"):
+        rest = rest[len("assert"):].lstrip()
+    if rest.startswith("("):
+        depth = 0
+        for j, ch in enumerate(rest):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                return rest[1:j].strip()
+    return rest.split()[0] if rest.split() else rest
+
+
 @dataclass(frozen=True, slots=True)
 class Loc:
     """A position in a source file; line and col are 1-based."""

@@ -23,7 +23,7 @@ from futgen.core.internalise import (
     _flatten,
     _unsupported,
 )
-from futgen.errors import Loc
+from futgen.errors import Loc, assertion_text
 from futgen.frontend import types as T
 from futgen.frontend.prelude import INTEGRAL_OPS, NUMERIC_OPS
 from futgen.interp import prims
@@ -406,7 +406,8 @@ def _identity(n: int) -> Callable[[Internaliser, T.Type, Loc], Fn]:
 def _assert(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], _r: T.Type) -> V:
         (c, _), (x, _) = args
-        it.bind1(ir.Assert(c, "Assertion is false", loc), ir.Prim("bool"), "assert")
+        it.bind1(ir.Assert(c, f"Assertion is false: {assertion_text(loc)}", loc), ir.Prim("bool"),
+                 "assert")
         return x
 
     return Fn(ty, 2, impl)

@@ -19,13 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from futgen.errors import FutharkError
+from futgen.errors import FutharkError, assertion_text
 from futgen.frontend import types as T
 from futgen.frontend.prelude import INTEGRAL_OPS, NUMERIC_OPS
 from futgen.interp import prims as P
 from futgen.interp import values as V
 from futgen.interp.interpreter import (
-    assert_text,
     check_coercion,
     index_value,
     make_range,
@@ -483,23 +482,8 @@ def _trace(c: Any, x: Any) -> Any:
 @builtin("assert", 2)
 def _assert(c: Any, cond: Any, x: Any) -> Any:
     if not np.all(cond):
-        raise FutharkError(f"Assertion is false: {_assert_cond_text(c.loc)}", c.loc)
+        raise FutharkError(f"Assertion is false: {assertion_text(c.loc)}", c.loc)
     return x
-
-
-def _assert_cond_text(loc: Any) -> str:
-    """The condition's source text: what follows the word `assert`."""
-    if loc is None:
-        return "assertion"
-    from futgen.errors import Loc
-    from futgen.errors import source_line as _sl
-
-    line = _sl(loc.file, loc.line)
-    if line is None:
-        return f"assertion at {loc}"
-    rest = line[loc.col - 1:]
-    skip = len(rest) - len(rest[len("assert"):].lstrip()) if rest.startswith("assert") else 0
-    return assert_text(Loc(loc.file, loc.line, loc.col + skip))
 
 
 @builtin("not", 1, True)

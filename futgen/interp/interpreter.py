@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from futgen.errors import DataError, FutharkError, Loc, source_line
+from futgen.errors import DataError, FutharkError, Loc
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
 from futgen.interp import values as V
@@ -709,21 +709,3 @@ def check_coercion(v: Any, t: Any, size_of: Any, loc: Loc | None) -> None:
         have = "".join(f"[{n}]" for n in shape)
         raise FutharkError(f"Value of shape \"{have}\" cannot match shape of type \"{t}\" "
                            f"(\"{tstr}\")", loc)
-
-
-def assert_text(loc: Loc | None) -> str:
-    """The source text of an assertion's condition, for its error message."""
-    if loc is None:
-        return "assertion"
-    line = source_line(loc.file, loc.line)
-    if line is None:
-        return f"assertion at {loc}"
-    rest = line[loc.col - 1:]
-    if rest.startswith("("):
-        depth = 0
-        for j, ch in enumerate(rest):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0:
-                return rest[1:j].strip()
-    return rest.split()[0] if rest.split() else rest
