@@ -145,9 +145,13 @@ class HostCompiler:
                 return f"b.concat([{', '.join(pyname(a) for a in arrs)}])"
             case ir.Copy(arr):
                 return f"b.copy({pyname(arr)})"
-            case ir.ArrayLit(elems, _):
+            case ir.ArrayLit(elems, elem):
                 values = ", ".join(subexp(x) for x in elems)
-                return f"b.array_lit([{values}], {dt}, {_shape_text(t)})"
+                shape = _shape_text(t)
+                if isinstance(elem, ir.ArrayT) and elems:
+                    # Rows' sizes may be known only at run time: take the first row's.
+                    shape = f"({len(elems)},) + tuple({subexp(elems[0])}.shape)"
+                return f"b.array_lit([{values}], {dt}, {shape})"
             case ir.SubExpOp(se):
                 return subexp(se)
         raise UnsupportedFeature(f"{type(e).__name__} in host code")

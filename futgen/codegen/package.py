@@ -88,6 +88,8 @@ def _entries(source_entries: dict, core: ir.Program, host: HostCode) -> list[dic
 
     out = []
     for name, e in source_entries.items():
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise UnsupportedFeature(f"entry point name {name} (not a Python identifier)")
         fn = core.function(name)
         types = entry_param_types(e)
         results = [str(t) for t in e.result_types]

@@ -208,3 +208,16 @@ def test_point_free_entries_and_primed_names(tmp_path, backend):
     xs = np.array([1, 4, 9], np.float32)
     assert inst.point_free(xs).tolist() == [1, 2, 3]
     assert inst.primed(xs, np.float32(2)).tolist() == [3, 9, 19]
+
+
+def test_array_literal_of_rows_and_entry_names(tmp_path):
+    # Rows whose size is known only at run time; an entry name that is not a
+    # Python identifier is refused at build time, naming it.
+    src = tmp_path / "rows.fut"
+    src.write_text("entry main (x: i32) : [][]i32 = [[1, x], [2, x]]\n")
+    inst = import_package(build_package(src, tmp_path, name="rows")).Rows(backend="cpu")
+    assert inst.main(np.int32(5)).tolist() == [[1, 5], [2, 5]]
+    bad = tmp_path / "primed.fut"
+    bad.write_text("entry f' (x: i32) : i32 = x\n")
+    with pytest.raises(UnsupportedFeature, match="entry point name f' "):
+        build_package(bad, tmp_path, name="primed")
