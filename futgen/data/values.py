@@ -52,6 +52,7 @@ _WHITESPACE = re.compile(r"(?:\s+|--[^\n]*)*")
 _TOKEN = re.compile(r'[\[\](),{}]|"(?:[^"\\\n]|\\.)*"|[^\s\[\](),{}]+')
 _SPECIAL_FLOAT = re.compile(r"(-?)(f16|f32|f64)\.(nan|inf)")
 _NUMERIC_ROW = re.compile(r"[0-9eE.+\-,\s]*")
+_HUGE_INT = re.compile(r"\d{19,}")  # may not fit an int64
 _ITEM_START = re.compile(r",(?!\s*-?[0-9])")
 _DOT_END = re.compile(r"\.(?![0-9])")
 _BOOL_ROW = re.compile(r"[truefals,\s]*")
@@ -323,6 +324,9 @@ class DataScanner:
         else:
             if not _NUMERIC_ROW.fullmatch(body) or _lax_numbers(body):
                 return None
+            if t[0] in "iu" and _HUGE_INT.search(body):
+                return None  # NumPy saturates where Futhark wraps: the general path wraps
+
             parse_as = np.uint64 if t == "u64" else np.int64 if t[0] in "iu" else np.float64
             try:
                 with warnings.catch_warnings():  # older NumPy warns on malformed rows

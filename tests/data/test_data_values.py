@@ -218,6 +218,9 @@ def test_bulk_rows_follow_futhark_rules():
     assert b.tolist() == [1.0, -300.0, 1500.0, 0.2] and b.dtype == np.float64
     [c] = read_values("[-1u8, 300u8]")
     assert c.tolist() == [255, 44]
+    # Literals beyond int64 wrap too (NumPy's bulk parser would saturate).
+    [d] = read_values("[0i64, 18446744073709551615i64, 9223372036854775808i64]")
+    assert d.tolist() == [0, -1, -(2**63)]
 
 
 @pytest.mark.parametrize("row", ["[1, -]", "[1.0, .5]", "[1.0, 1.]", "[1, +3]", "[1.0, 1e.5]", "[1, 2 3]", "[1,,2]"])
