@@ -273,7 +273,7 @@ class Internaliser:
                 return tuple(self._pat_value(x, env) for x in elems)
             case S.PRecord(fields):
                 fs = dict(fields)
-                order = [f for f, _ in _ordered(self.subst(p.ty).fields)]
+                order = _field_order(self.subst(p.ty))
                 return tuple(self._pat_value(fs[f], env) for f in order)
         return None
 
@@ -306,7 +306,7 @@ class Internaliser:
                 for q, x in zip(elems, v):
                     self.bind_pat(q, x, env)
             case S.PRecord(fields):
-                order = [f for f, _ in _ordered(self.subst(p.ty).fields)]
+                order = _field_order(self.subst(p.ty))
                 for f, q in fields:
                     self.bind_pat(q, v[order.index(f)], env)
 
@@ -403,7 +403,7 @@ class Internaliser:
 
     def _e_RecordExp(self, e: S.RecordExp, env: dict[str, V]) -> V:
         vals = {f: self.expr(x, env) for f, x in e.fields}
-        return tuple(vals[f] for f, _ in _ordered(self.subst(e.ty).fields))
+        return tuple(vals[f] for f in _field_order(self.subst(e.ty)))
 
     def _e_Project(self, e: S.Project, env: dict[str, V]) -> V:
         v = self.expr(e.expr, env)
@@ -411,10 +411,8 @@ class Internaliser:
 
     def field_index(self, t: T.Type, field: str, loc: Loc) -> int:
         t = self.subst(t)
-        if isinstance(t, T.Tuple) and field.isdigit():
-            return int(field)
-        if isinstance(t, T.Record):
-            return [f for f, _ in _ordered(t.fields)].index(field)
+        if isinstance(t, (T.Tuple, T.Record)) and field in _field_order(t):
+            return _field_order(t).index(field)
         raise _unsupported(f"projection .{field} from {t}", loc)
 
     def _e_Ascribe(self, e: S.Ascribe, env: dict[str, V]) -> V:
@@ -664,6 +662,14 @@ def _flatten(v: V) -> list[ir.SubExp]:
     if isinstance(v, Fn):
         raise UnsupportedFeature("internalisation of a function value used as data")
     return [v]
+
+
+def _field_order(t: T.Type) -> list[str]:
+    """The field names of a record or tuple type in representation order (a
+    record `{0 = a, 1 = b}` is typed as the tuple `(a, b)`)."""
+    if isinstance(t, T.Tuple):
+        return [str(i) for i in range(len(t.elems))]
+    return [f for f, _ in _ordered(t.fields)]
 
 
 def _ordered(fields: tuple[tuple[str, T.Type], ...]) -> list[tuple[str, T.Type]]:

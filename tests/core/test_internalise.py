@@ -37,6 +37,17 @@ entry main (x: f32) : (f32, f32) =
     assert _run(src, "main", np.float32(3)) == [np.float32(10), np.float32(6)]
 
 
+def test_records_with_numeric_fields_are_tuples() -> None:
+    # `{0 = a, 1 = b}` has the tuple type (a, b); patterns and projections agree.
+    src = """
+entry main (x: i32) : (i32, i32) =
+  let r = {0 = x + 1, 1 = x - 1}
+  let {0 = a, 1 = b} = r
+  in (b, r.0 + a)
+"""
+    assert _run(src, "main", np.int32(5)) == [np.int32(4), np.int32(12)]
+
+
 def test_short_circuit_guards_the_right_operand() -> None:
     src = """
 entry main (xs: []i32) (i: i64) : bool = i < length xs && xs[i] > 0
