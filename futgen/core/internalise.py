@@ -177,6 +177,9 @@ class Internaliser:
     def leaf_types(self, t: T.Type, env: dict[str, V], loc: Loc | None) -> list[ir.Type]:
         """The core types of the values representing a source value of type `t`."""
         t = self.subst(t)
+        if isinstance(t, T.Array) and t.elem == T.UNIT:
+            # No component arrays would be left to carry the array's length.
+            raise _unsupported("arrays of the unit type ()", loc)
         comps = self.components(t)
         if comps is not None:
             return [x for c in comps for x in self.leaf_types(c, env, loc)]
