@@ -29,6 +29,7 @@ from futgen.codegen import numpy_kernels as nk
 from futgen.codegen.plan import DTYPES, KernelPlan
 from futgen.codegen.pysrc import (
     Emitter,
+    emit_loop,
     free_vars,
     loc_text,
     pyname,
@@ -165,20 +166,7 @@ class HostCompiler:
                     em.line(f"{', '.join(names)}, = {tuple_text(results)}")
 
     def loop(self, em: Emitter, stm: ir.Stm, e: ir.Loop) -> None:
-        params = [pyname(p.name) for p, _ in e.merge]
-        for p, (_, init) in zip(params, e.merge):
-            em.line(f"{p} = {subexp(init)}")
-        if isinstance(e.form, ir.ForLoop):
-            i = em.fresh("i")
-            header = f"for {i} in range(int({subexp(e.form.bound)})):"
-        else:
-            header = f"while {pyname(e.form.cond)}:"
-        with em.block(header):
-            if isinstance(e.form, ir.ForLoop):
-                em.line(f"{pyname(e.form.i)} = S.prims.scalar({e.form.prim!r}, {i})")
-            results = self.inline_body(em, e.body)
-            if params:
-                em.line(f"{', '.join(params)}, = {tuple_text(results)}")
+        params = emit_loop(em, e, lambda: self.inline_body(em, e.body))
         for p, name in zip(stm.pat, params):
             em.line(f"{pyname(p.name)} = {name}")
 

@@ -33,6 +33,7 @@ from typing import Protocol
 
 from futgen.codegen.pysrc import (
     Emitter,
+    emit_loop,
     free_vars,
     loc_text,
     pyname,
@@ -188,20 +189,7 @@ class LaneCompiler:
 
     def _uniform_loop(self, stm: ir.Stm, e: ir.Loop, lanes: set[ir.VName]) -> None:
         """Every lane runs the same iterations: plain Python control flow."""
-        em = self.em
-        for p, init in e.merge:
-            em.line(f"{pyname(p.name)} = {subexp(init)}")
-        names = [pyname(p.name) for p, _ in e.merge]
-        if isinstance(e.form, ir.ForLoop):
-            i = em.fresh("i")
-            header = f"for {i} in range(int({subexp(e.form.bound)})):"
-        else:
-            header = f"while {pyname(e.form.cond)}:"
-        with em.block(header):
-            if isinstance(e.form, ir.ForLoop):
-                em.line(f"{pyname(e.form.i)} = np.{_np(e.form.prim)}({i})")
-            results = self.body(e.body, set(lanes))
-            em.line(f"{', '.join(names)}, = {tuple_text(results)}")
+        names = emit_loop(self.em, e, lambda: self.body(e.body, set(lanes)))
         self._assign(stm, names)
 
     def _masked_loop(self, stm: ir.Stm, e: ir.Loop, lanes: set[ir.VName]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -124,3 +124,24 @@ def tuple_text(items: list[str]) -> str:
     if len(items) == 1:
         return f"({items[0]},)"
     return f"({', '.join(items)})"
+
+
+def emit_loop(em: Emitter, e: ir.Loop, body: Callable[[], list[str]]) -> list[str]:
+    """A core `Loop` as Python: the merge parameters assigned their initial
+    values, then a `for` (binding the counter as a typed scalar) or a `while`
+    whose block runs `body` and reassigns the parameters; returns their names."""
+    params = [pyname(p.name) for p, _ in e.merge]
+    for p, (_, init) in zip(params, e.merge):
+        em.line(f"{p} = {subexp(init)}")
+    if isinstance(e.form, ir.ForLoop):
+        i = em.fresh("i")
+        header = f"for {i} in range(int({subexp(e.form.bound)})):"
+    else:
+        header = f"while {pyname(e.form.cond)}:"
+    with em.block(header):
+        if isinstance(e.form, ir.ForLoop):
+            em.line(f"{pyname(e.form.i)} = S.prims.scalar({e.form.prim!r}, {i})")
+        results = body()
+        if params:
+            em.line(f"{', '.join(params)}, = {tuple_text(results)}")
+    return params
