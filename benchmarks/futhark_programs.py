@@ -44,11 +44,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from futgen.data import compare_values, read_values  # noqa: E402
-from futgen.errors import FutgenError  # noqa: E402
-from futgen.testing.compiled import random_values  # noqa: E402
-from futgen.testing.runner import get_backend  # noqa: E402
-from futgen.testing.spec import read_spec  # noqa: E402
+from futgen.data import compare_values, read_values
+from futgen.errors import FutgenError
+from futgen.testing.compiled import random_values
+from futgen.testing.runner import get_backend
+from futgen.testing.spec import read_spec
 
 
 @dataclass(frozen=True)
