@@ -147,39 +147,17 @@ def random_values(gen: list[str], seed: int) -> list[Any]:
     """Values for `random input { [100]i32 3i64 ... }`: arrays of the given
     shapes with seeded random elements (floats in [0, 1), integers over
     their whole range, as `futhark dataset` does), literals as written."""
-    from futgen_runtime.dtypes import PRIM_DTYPES
-
     from futgen.data import read_values
+    from futgen.data.dataset import parse_type, random_value
+    from futgen.errors import DataError
 
     rng = np.random.default_rng(seed)
     out = []
     for g in gen:
-        dims = _dims(g)
-        prim = g[g.rfind("]") + 1:] if dims else g
-        if prim not in PRIM_DTYPES:
+        try:
+            t = parse_type(g)
+        except DataError:
             out += read_values(g.encode(), "<random input>")
             continue
-        out.append(_random_array(rng, dims, prim, PRIM_DTYPES[prim]))
+        out.append(random_value(rng, t))
     return out
-
-
-def _dims(g: str) -> list[int]:
-    dims = []
-    rest = g
-    while rest.startswith("["):
-        end = rest.index("]")
-        dims.append(int(rest[1:end]))
-        rest = rest[end + 1:]
-    return dims
-
-
-def _random_array(rng: np.random.Generator, dims: list[int], prim: str, dt: np.dtype) -> Any:
-    shape = tuple(dims)
-    if prim == "bool":
-        a = rng.integers(0, 2, size=shape).astype(bool)
-    elif dt.kind == "f":
-        a = rng.random(size=shape).astype(dt)
-    else:
-        info = np.iinfo(dt)
-        a = rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
-    return a if dims else dt.type(a)
