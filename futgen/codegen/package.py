@@ -106,12 +106,17 @@ _MODULE_NAMES = frozenset({
 })
 
 
+# Names the body of a generated entry method uses, which parameters must not shadow.
+_METHOD_NAMES = _MODULE_NAMES | {"self", "b", "extra", "args", "params", "results",
+                                 "result_layouts"}
+
+
 def python_name(name: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
     """A Futhark name as a Python identifier that is not a keyword, does not
     start with `_` and is not in `taken`: `f'` -> `f_`, `class` -> `class_`."""
     base = re.sub(r"\W", "_", name)
-    if not base.isidentifier() or base.startswith("_"):
-        base = f"f{base}" if base[:1].isalpha() or base.startswith("_") else f"f_{base}"
+    if not base.isidentifier() or base.startswith("_"):  # a leading digit or underscore
+        base = "f_" + base.lstrip("_")
     out = base
     while keyword.iskeyword(out) or out in taken:
         out += "_"
@@ -199,7 +204,7 @@ def _params(sig: EntrySignature, records: _RecordClasses) -> list[dict]:
     names: set[str] = set()
     params = []
     for p in sig.params:
-        name = python_name(p.name, names | {"self", "b", "extra", "args", "results"})
+        name = python_name(p.name, names | _METHOD_NAMES)
         names.add(name)
         params.append({"name": name, "type": p.type, "layout": _layout(p.type, records, sig.name)})
     return params

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from .args import check_sizes, convert_arg, convert_result
 from .errors import ArgumentTypeError, ArgumentValueError
@@ -57,7 +57,7 @@ class RecordOf:
     type: str
 
 
-Layout = Union[Leaf, TupleOf, RecordOf]  # noqa: UP007 - evaluated at run time on 3.10
+Layout = Leaf | TupleOf | RecordOf
 
 
 @dataclass(frozen=True)
