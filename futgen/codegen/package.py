@@ -7,6 +7,13 @@
         _futgen_runtime/     the runtime, vendored: imports are relative, so the
                              package needs only numpy (and pycuda for CUDA)
 
+Entry points come from `futgen.frontend.entry` (the typed program, never
+the interpreter): each parameter and result gets a layout for the runtime
+(`futgen_runtime/layout.py`: tuples as tuples, records as named tuple classes
+the module exports, arrays of either as structures of arrays), a `help()`
+text, and a method name (the Futhark name, or one made from it: `f'` ->
+`f_`, listed in `ENTRY_METHODS`).
+
 `build_wheel` packs such a folder into a wheel by the wheel spec
 (PEP 427/491) with the standard library, adding cubins for common GPU
 architectures and PTX when `nvcc` is present, so importing needs no compiler.
@@ -281,7 +288,7 @@ def _notes(types: list[T.Type], records: _RecordClasses) -> list[str]:
             seen.add(r["name"])
             fields = ", ".join(f"{a}=..." for a in r["attrs"])
             notes.append(f"{r['name']}: the record {r['type']}; pass {r['name']}({fields}) "
-                         f"or a dict with those keys.")
+                         f"or a dict or object with those fields.")
     if any(components(t) is not None and T.rank(t) for t in types):
         notes.append("An array of tuples or records is one tuple (or record) of arrays, "
                      "all of one outer size.")

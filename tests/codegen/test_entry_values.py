@@ -91,7 +91,7 @@ def test_help_and_entry_points_describe_the_structure(mod):
     assert mod.ENTRY_POINTS["swap"] == (("a_b",), ("(i32, f64)",), ("f64", "i32"))
     doc = mod.Shapes.shift.__doc__
     assert doc.startswith("shift(ps: [n]point, d: f32) -> [n]point")
-    assert "point(x=..., y=...)" in doc and "one tuple (or record) of arrays" in doc
+    assert "point(x=..., y=...) or a dict or object" in doc and "one tuple (or record) of arrays" in doc
     assert "point: {x: f32, y: f32}" in mod.__doc__
 
 
