@@ -114,3 +114,33 @@ def test_help_and_entry_points_describe_the_structure(mod):
 def test_bad_arguments_name_the_part(mod, inst, call, error, message):
     with pytest.raises(error, match=message):
         call(mod, inst)
+
+
+RUNNER_PROGRAM = """
+-- Compound results compare with the interpreter's on random inputs.
+-- ==
+-- entry: zipped
+-- random input { [50]i32 [50]f32 }
+-- input { [1, 2] [0.5f32, 1.5f32] } output { 4i32 }
+
+-- ==
+-- entry: stats
+-- random input { [64]f32 }
+
+type stats = {mean: f32, n: i64}
+
+entry zipped (xs: []i32) (ys: []f32) : i32 =
+  i32.sum (map2 (\\x y -> x + i32.f32 y) xs ys)
+
+entry stats [n] (xs: [n]f32) : (stats, [n](i32, f32)) =
+  ({mean = f32.sum xs / f32.i64 n, n}, zip (map (\\x -> i32.f32 (x * 10)) xs) xs)
+"""
+
+
+def test_futgen_test_compares_tuples_and_records_on_the_cpu_backend(tmp_path):
+    from futgen.testing import TestOptions, run_tests
+
+    src = tmp_path / "compound.fut"
+    src.write_text(RUNNER_PROGRAM)
+    report = run_tests([src], TestOptions(backend="cpu"))
+    assert report.ok and [r.status for r in report.results[0].runs] == ["passed"] * 3, str(report)
