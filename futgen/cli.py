@@ -5,6 +5,7 @@
     futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
     futgen dump [--ir core] prog.fut      print the program in an intermediate form
     futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D]
+    futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -92,7 +93,45 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--report-json", metavar="FILE", help="per-program results ('-': stdout)")
     test.add_argument("--no-progress", action="store_true", help="no progress bar")
     test.set_defaults(handler=_test)
+
+    _dataset_parser(sub)
     return p
+
+
+class _Ordered(argparse.Action):
+    """`futgen dataset` options act in order: a format or bounds option
+    applies to the `-g` options after it, as in `futhark dataset`."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if not hasattr(namespace, "orders") or namespace.orders is None:
+            namespace.orders = []
+        namespace.orders.append((self.const or option_string, values))
+
+
+def _dataset_parser(sub) -> None:
+    from futgen.data.dataset import FORMATS
+    from futgen.data.values import PRIM_DTYPES
+
+    ds = sub.add_parser(
+        "dataset", help="random values of given types, as futhark dataset",
+        description="Write random values of the given types (or literal values) to stdout in "
+        "Futhark's data format; with no -g, convert the values on stdin.  Options act in "
+        "order: a format or bounds option applies to the -g options after it.",
+        epilog="example: futgen dataset -b -g [1024][1024]f32 --i64-bounds=0:1023 -g [100]i64")
+    ds.set_defaults(orders=[], handler=_dataset)
+    ds.add_argument("-g", "--generate", action=_Ordered, const="generate", metavar="TYPE",
+                    help="a value of this type, e.g. i64 or [10][3]f32 (or a literal value)")
+    ds.add_argument("-s", "--seed", type=int, default=1, help="the random seed (default 1)")
+    for fmt, flags in zip(FORMATS, (["--text"], ["-b", "--binary"], ["-t", "--type"])):
+        ds.add_argument(*flags, action=_Ordered, nargs=0, const=fmt,
+                        help=f"write the following values as {fmt}" +
+                        (" (the default)" if fmt == "text" else ""))
+    for prim in PRIM_DTYPES:
+        if prim != "bool":
+            ds.add_argument(f"--{prim}-bounds", action=_Ordered, const=f"bounds:{prim}",
+                            metavar="MIN:MAX", help=argparse.SUPPRESS if prim != "i32" else
+                            "bounds of random values of the type (here i32; one option "
+                            "per primitive type, e.g. --f32-bounds=-1:1)")
 
 
 def _require_file(path: str) -> None:
@@ -170,6 +209,30 @@ def _build(args: argparse.Namespace) -> int:
     print(pkg)
     if wheel is not None:
         print(wheel)
+    return 0
+
+
+def _dataset(args: argparse.Namespace) -> int:
+    from futgen.data.dataset import encode, generate, make_generator, parse_bounds
+    from futgen.data.values import read_values
+
+    fmt, bounds, generators = "text", {}, []
+    for order, value in args.orders:
+        if order.startswith("bounds:"):
+            prim = order.split(":", 1)[1]
+            bounds[prim] = parse_bounds(prim, value)
+        elif order == "generate":
+            generators.append(make_generator(value, bounds, fmt))
+        else:
+            fmt = order
+    if generators:
+        values = generate(generators, seed=args.seed)
+    else:
+        values = ((v, fmt) for v in read_values(sys.stdin.buffer.read(), "<stdin>"))
+    out = sys.stdout.buffer
+    for v, f in values:
+        out.write(encode(v, f))
+    out.flush()
     return 0
 
 

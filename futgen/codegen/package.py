@@ -7,6 +7,13 @@
         _futgen_runtime/     the runtime, vendored: imports are relative, so the
                              package needs only numpy (and pycuda for CUDA)
 
+Entry points come from `futgen.frontend.entry` (the typed program, never
+the interpreter): each parameter and result gets a layout for the runtime
+(`futgen_runtime/layout.py`: tuples as tuples, records as named tuple classes
+the module exports, arrays of either as structures of arrays), a `help()`
+text, and a method name (the Futhark name, or one made from it: `f'` ->
+`f_`, listed in `ENTRY_METHODS`).
+
 `build_wheel` packs such a folder into a wheel by the wheel spec
 (PEP 427/491) with the standard library, adding cubins for common GPU
 architectures and PTX when `nvcc` is present, so importing needs no compiler.
@@ -33,19 +40,31 @@ from futgen.codegen.plan import KernelPlan
 from futgen.codegen.resources import runtime_dir, templates_dir
 from futgen.core import ir
 from futgen.errors import FutgenError, UnsupportedFeature
+from futgen.frontend import types as T
+from futgen.frontend.entry import (
+    EntrySignature,
+    components,
+    entry_signatures,
+    leaf_types,
+    ordered_fields,
+    record_names,
+    record_of,
+    type_key,
+)
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
-_TYPE = re.compile(r"^\*?((?:\[[^\]]*\])*)([a-z0-9]+)$")
 
 
 @dataclass(frozen=True)
 class Compiled:
-    """A program through the whole pipeline: host code and kernels."""
+    """A program through the whole pipeline: host code and kernels, and what
+    the module template needs about the entry points and record classes."""
 
     host: HostCode
     kernels_source: str
     errors: dict[int, tuple[str, str]]
     entries: list[dict]
+    records: list[dict]
 
 
 # ------------------------------------------------------------ compiling
@@ -56,16 +75,18 @@ def compile_program(src_path: str | Path) -> Compiled:
     from futgen.core import internalise
     from futgen.flatten import flatten
     from futgen.frontend import load
-    from futgen.interp.interpreter import Interpreter
 
     typed = load(str(src_path))
+    signatures = entry_signatures(typed)
     core = internalise(typed)
     gpu_prog = flatten(core)
     compile_segop, render = _cuda_codegen()
     host = compile_host(gpu_prog, compile_segop)
     kernels = render(host.plans) if render is not None else ""
-    entries = _entries(Interpreter(typed).entry_points(), core, host)
-    return Compiled(host, kernels, _error_table(host.plans), entries)
+    methods = entry_methods([s.name for s in signatures])
+    records = _RecordClasses(record_names(typed, signatures), set(methods.values()))
+    entries = _entries(signatures, methods, core, host, records)
+    return Compiled(host, kernels, _error_table(host.plans), entries, records.template_data())
 
 
 def _cuda_codegen() -> tuple[PlanSegOp | None, object]:
@@ -82,55 +103,198 @@ def _error_table(plans: list[KernelPlan]) -> dict[int, tuple[str, str]]:
     return {e.code: (e.message, e.loc) for p in plans for e in p.errors}
 
 
-def _entries(source_entries: dict, core: ir.Program, host: HostCode) -> list[dict]:
-    """What the template needs about each entry point, prepared."""
-    from futgen.testing.runner import entry_param_types
+# Module-level names of templates/module.py.j2 that entry functions and
+# record classes must not take.
+_MODULE_NAMES = frozenset({
+    "annotations", "os", "Path", "np", "S", "ArgumentError", "ArgumentTypeError", "FutharkError",
+    "Leaf", "Param", "RecordOf", "TupleOf", "convert_args", "convert_results", "make_backend",
+    "record_class", "BACKEND_DEFAULT", "ENTRY_POINTS", "ENTRY_METHODS", "TUNING_PARAMS",
+    "TUNING", "ERRORS",
+})
 
-    out = []
-    for name, e in source_entries.items():
-        if not name.isidentifier() or keyword.iskeyword(name):
-            raise UnsupportedFeature(f"entry point name {name} (not a Python identifier)")
-        fn = core.function(name)
-        types = entry_param_types(e)
-        results = [str(t) for t in e.result_types]
-        if len(types) != len(fn.params) or len(results) != len(fn.ret):
-            raise UnsupportedFeature(f"entry point {name} with tuple or record parameters "
-                                     f"or results")
-        params = _params(fn, types)
-        out.append(_entry(name, host.entry_functions[name], params, results))
+
+# Names the body of a generated entry method uses, which parameters must not shadow.
+_METHOD_NAMES = _MODULE_NAMES | {"self", "b", "extra", "args", "params", "results",
+                                 "result_layouts"}
+
+
+def python_name(name: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """A Futhark name as a Python identifier that is not a keyword, does not
+    start with `_` and is not in `taken`: `f'` -> `f_`, `class` -> `class_`."""
+    base = re.sub(r"\W", "_", name)
+    if not base.isidentifier() or base.startswith("_"):  # a leading digit or underscore
+        base = "f_" + base.lstrip("_")
+    out = base
+    while keyword.iskeyword(out) or out in taken:
+        out += "_"
     return out
 
 
-def _params(fn: ir.Function, types: list[str]) -> list[dict]:
+def entry_methods(names: list[str]) -> dict[str, str]:
+    """Entry point -> its method (and module function) name: the Futhark
+    name where it is a Python identifier, else one made from it that no
+    other entry point has (`f'` -> `f_`)."""
+    def usable(n: str) -> bool:
+        return n.isidentifier() and not keyword.iskeyword(n) and n not in _MODULE_NAMES \
+            and not n.startswith("_")
+
+    taken = {n for n in names if usable(n)}
+    out = {}
+    for n in names:
+        out[n] = n if usable(n) else python_name(n, _MODULE_NAMES | taken)
+        taken.add(out[n])
+    return out
+
+
+class _RecordClasses:
+    """The record types of the entry points as named tuple classes of the
+    module: named after their type abbreviation, else after their fields."""
+
+    def __init__(self, abbrev_names: dict[str, str], methods: set[str]) -> None:
+        self.abbrev_names = abbrev_names
+        self.taken = set(_MODULE_NAMES) | methods
+        self.classes: dict[str, dict] = {}  # type_key -> template data
+
+    def get(self, rec: T.Record) -> dict:
+        key = type_key(rec)
+        if key not in self.classes:
+            futhark_name = self.abbrev_names.get(key)
+            name = python_name(futhark_name or "record_" + "_".join(f for f, _ in rec.fields),
+                               self.taken)
+            self.taken.add(name)
+            attrs: list[str] = []
+            for f, _ in ordered_fields(rec.fields):
+                attrs.append(python_name(f, set(attrs)))
+            types = [str(t) for _, t in ordered_fields(rec.fields)]
+            self.classes[key] = {"name": name, "attrs": attrs, "type": str(rec),
+                                 "fields": repr(tuple(zip(attrs, types)))}
+        return self.classes[key]
+
+    def template_data(self) -> list[dict]:
+        return list(self.classes.values())
+
+
+def _entries(signatures: list[EntrySignature], methods: dict[str, str], core: ir.Program,
+             host: HostCode, records: _RecordClasses) -> list[dict]:
+    """What the template needs about each entry point, prepared."""
+    out = []
+    for sig in signatures:
+        method = methods[sig.name]
+        fn = core.function(sig.name)
+        _check_leaves(sig, fn)
+        params = _params(sig, records)
+        results = [{"type": T.nonunique(t), "layout": _layout(T.nonunique(t), records, sig.name)}
+                   for t in sig.results]
+        out.append(_entry(sig.name, method, host.entry_functions[sig.name], params, results,
+                          records))
+    return out
+
+
+def _check_leaves(sig: EntrySignature, fn: ir.Function) -> None:
+    """The compiled function must take and return exactly the leaves of the
+    signature's values, in order (internalisation's representation)."""
+    def shape(ts: list[T.Type]) -> list[tuple[str, int]]:
+        return [(str(t.elem) if isinstance(t, T.Array) else str(t), T.rank(t)) for t in ts]
+
+    def core_shape(ts) -> list[tuple[str, int]]:
+        return [(t.elem, len(t.shape)) if isinstance(t, ir.ArrayT) else (t.name, 0) for t in ts]
+
+    want_params = shape([x for t in sig.param_types for x in leaf_types(t)])
+    want_results = shape([x for t in sig.results for x in leaf_types(t)])
+    if want_params != core_shape(p.type for p in fn.params) or \
+            want_results != core_shape(fn.ret):
+        raise FutgenError(f"internal error: entry point {sig.name}: its compiled function "
+                          f"does not take and return the leaves of {sig}")
+
+
+def _params(sig: EntrySignature, records: _RecordClasses) -> list[dict]:
     names: set[str] = set()
     params = []
-    for k, (p, t) in enumerate(zip(fn.params, types)):
-        name = re.sub(r"\W", "_", p.name.base)
-        if keyword.iskeyword(name) or name in names or name in ("self", "b", "extra", "results"):
-            name = f"{name}_{k + 1}"
+    for p in sig.params:
+        name = python_name(p.name, names | _METHOD_NAMES)
         names.add(name)
-        m = _TYPE.match(t)
-        if m is None:
-            raise UnsupportedFeature(f"entry parameter {name} of type {t}")
-        dims = re.findall(r"\[([^\]]*)\]", m.group(1))
-        params.append({"name": name, "type": t, "prim": m.group(2), "rank": len(dims),
-                       "position": k + 1, "dims": dims})
+        params.append({"name": name, "type": p.type, "layout": _layout(p.type, records, sig.name)})
     return params
 
 
-def _entry(name: str, method: str, params: list[dict], results: list[str]) -> dict:
-    sizes = [{"size": d, "param": p["name"], "type": p["type"], "dim": i}
-             for p in params for i, d in enumerate(p["dims"]) if d.isidentifier() or d.isdigit()]
-    shown = ", ".join(f"{p['name']}: {p['type']}" for p in params)
-    ret = results[0] if len(results) == 1 else f"({', '.join(results)})"
+def _layout(t: T.Type, records: _RecordClasses, entry: str) -> str:
+    """The runtime layout (`futgen_runtime.layout`) of a value of type `t`, as source."""
+    comps = components(t)
+    if comps is None:
+        elem = t.elem if isinstance(t, T.Array) else t
+        if not isinstance(elem, T.Scalar):
+            raise UnsupportedFeature(f"entry point {entry} with a value of type {t}")
+        dims = tuple(str(d) for d in t.shape) if isinstance(t, T.Array) else ()
+        return f"Leaf({elem.name!r}, {dims!r}, {str(t)!r})"
+    parts = [_layout(c, records, entry) for c in comps]
+    rec = record_of(t)
+    if rec is None:
+        return f"TupleOf(({''.join(p + ', ' for p in parts)}), {T.rank(t)}, {str(t)!r})"
+    cls = records.get(rec)
+    fields = "".join(f"({f!r}, {a!r}, {p}), " for (f, _), a, p in
+                     zip(ordered_fields(rec.fields), cls["attrs"], parts))
+    return f"RecordOf({cls['name']}, ({fields}), {T.rank(t)}, {str(t)!r})"
+
+
+def _shown(t: T.Type, records: _RecordClasses) -> str:
+    """`t` as in the method's help: records by their class name."""
+    match t:
+        case T.Array(e, shape, u):
+            return ("*" if u else "") + "".join(f"[{d}]" for d in shape) + _shown(e, records)
+        case T.Tuple(es) if es:
+            return "(" + ", ".join(_shown(x, records) for x in es) + ")"
+        case T.Record(fs) if record_of(t) is not None:
+            return records.get(t)["name"]
+        case T.Record(fs):
+            return "{" + ", ".join(f"{f}: {_shown(x, records)}" for f, x in fs) + "}"
+    return str(t)
+
+
+def _records_in(t: T.Type, records: _RecordClasses) -> list[dict]:
+    comps = components(t)
+    if comps is None:
+        return []
+    rec = record_of(t)
+    own = [records.get(rec)] if rec is not None else []
+    return own + [r for c in comps for r in _records_in(c, records)]
+
+
+def _entry(name: str, method: str, fn: str, params: list[dict], results: list[dict],
+           records: _RecordClasses) -> dict:
+    shown = ", ".join(f"{p['name']}: {_shown(p['type'], records)}" for p in params)
+    rets = [_shown(r["type"], records) for r in results]
+    ret = rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
+    types = [p["type"] for p in params] + [r["type"] for r in results]
     return {
-        "name": name, "method": method, "params": params, "sizes": sizes,
-        "signature": f"{name}({shown}) -> {ret}",
+        "name": name, "method": method, "fn": fn, "params": params,
+        "signature": f"{method}({shown}) -> {ret}",
+        "notes": _notes(types, records),
         "param_names": repr(tuple(p["name"] for p in params)),
-        "param_types": repr(tuple(p["type"] for p in params)),
-        "result_types": repr(tuple(results)),
-        "count_params": repr(tuple((p["name"], p["type"]) for p in params)),
+        "param_types": repr(tuple(str(p["type"]) for p in params)),
+        "result_types": repr(tuple(str(r["type"]) for r in results)),
+        "count_params": repr(tuple((p["name"], _shown(p["type"], records)) for p in params)),
+        "param_layouts": "(" + "".join(f"Param({p['name']!r}, {p['layout']}), "
+                                       for p in params) + ")",
+        "result_layouts": "(" + "".join(f"{r['layout']}, " for r in results) + ")",
     }
+
+
+def _notes(types: list[T.Type], records: _RecordClasses) -> list[str]:
+    """Lines for the method's docstring on how tuples and records are passed."""
+    notes = []
+    seen: set[str] = set()
+    for r in (r for t in types for r in _records_in(t, records)):
+        if r["name"] not in seen:
+            seen.add(r["name"])
+            fields = ", ".join(f"{a}=..." for a in r["attrs"])
+            notes.append(f"{r['name']}: the record {r['type']}; pass {r['name']}({fields}) "
+                         f"or a dict or object with those fields.")
+    if any(components(t) is not None and T.rank(t) for t in types):
+        notes.append("An array of tuples or records is one tuple (or record) of arrays, "
+                     "all of one outer size.")
+    if any(isinstance(t, T.Tuple) and t.elems for t in types):
+        notes.append("A tuple is a Python tuple.")
+    return notes
 
 
 # ------------------------------------------------------------ writing the package
@@ -189,7 +353,8 @@ def _render_module(c: Compiled, src_path: str | Path, name: str, version: str,
     return env.get_template("module.py.j2").render(
         name=name, class_name=class_name(name), version=version, source=Path(src_path).name,
         futgen_version=futgen_version, backend_default=backend_default,
-        entries=c.entries, first_entry=c.entries[0]["name"] if c.entries else "main",
+        entries=c.entries, records=c.records,
+        first_entry=c.entries[0]["method"] if c.entries else "main",
         errors=repr(c.errors), methods=[m.rstrip("\n") for m in c.host.methods],
         functions=[f.rstrip("\n") for f in c.host.functions])
 

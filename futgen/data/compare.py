@@ -51,7 +51,18 @@ def compare_values(
 
 
 def compare_value(i: int, expected: Value, actual: Value, tolerance: float) -> Mismatch | None:
-    """The first difference between two values, or None."""
+    """The first difference between two values, or None.  Tuples and records
+    (an interpreter's dicts and arrays of tuples, a compiled package's named
+    tuples and tuples of arrays alike) compare component by component."""
+    es, as_ = _components(expected), _components(actual)
+    if es is not None or as_ is not None:
+        if es is None or as_ is None or len(es) != len(as_):
+            return Mismatch(i, f"Value #{i}: expected {_arity(es)}, got {_arity(as_)}")
+        for e, a in zip(es, as_):
+            m = compare_value(i, e, a, tolerance)
+            if m is not None:
+                return m
+        return None
     e, a = np.asarray(expected), np.asarray(actual)
     if e.dtype != a.dtype or e.ndim != a.ndim:
         return Mismatch(
@@ -71,6 +82,25 @@ def compare_value(i: int, expected: Value, actual: Value, tolerance: float) -> M
     if n > 1:
         msg += f" ({n - 1} other elements differ)"
     return Mismatch(i, msg, n)
+
+
+def _components(v: Value) -> list[Value] | None:
+    """The parts of a tuple or record value in representation order (record
+    fields sorted by name, tuple-like ones by number), or None for arrays
+    and scalars."""
+    fields = getattr(v, "fields", None)  # an interpreter's array of tuples or records
+    if isinstance(fields, (tuple, dict)) and hasattr(v, "shape"):
+        v = fields
+    if isinstance(v, dict):
+        keys = sorted(v, key=lambda k: (0, int(k), "") if str(k).isdigit() else (1, 0, str(k)))
+        return [v[k] for k in keys]
+    if isinstance(v, tuple):
+        return list(v)
+    return None
+
+
+def _arity(parts: list[Value] | None) -> str:
+    return "a single value" if parts is None else f"a tuple or record of {len(parts)} parts"
 
 
 def _shape(v: np.ndarray) -> str:

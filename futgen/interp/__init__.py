@@ -1,5 +1,5 @@
 """The reference interpreter: runs checked source programs on NumPy values."""
 
-from futgen.interp.interpreter import EntryPoint, Interpreter
+from futgen.interp.interpreter import Interpreter
 
-__all__ = ["EntryPoint", "Interpreter"]
+__all__ = ["Interpreter"]

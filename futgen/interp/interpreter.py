@@ -12,7 +12,6 @@ and, in vectorised code, LANES/NLANES (see vectorize.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,19 +19,13 @@ import numpy as np
 from futgen.errors import DataError, FutharkError, Loc
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
+from futgen.frontend.entry import EntrySignature, entry_signature
 from futgen.interp import values as V
 from futgen.interp.functions import Closure, FunVal, PyFun
 from futgen.interp.prims import BINOPS, scalar
 
 GLOBALS = "\0globals"
 _MISSING = object()
-
-
-@dataclass
-class EntryPoint:
-    name: str
-    param_types: list[T.Type]
-    result_types: list[T.Type]
 
 
 class _Lazy:
@@ -85,20 +78,16 @@ class Interpreter:
 
     # ------------------------------------------------------------ entries
 
-    def entry_points(self) -> dict[str, EntryPoint]:
-        out = {}
-        for name, (d, _) in self._entries.items():
-            params, rt = _entry_signature(d)
-            results = list(rt.elems) if isinstance(rt, T.Tuple) and rt.elems else [rt]
-            out[name] = EntryPoint(name, params, results)
-        return out
+    def entry_points(self) -> dict[str, EntrySignature]:
+        return {name: entry_signature(d) for name, (d, _) in self._entries.items()}
 
     def call(self, name: str, args: list) -> list:
         """Run entry point `name` on `args`, returning its list of results."""
         if name not in self._entries:
             raise DataError(f"no entry point {name}")
         d, genv = self._entries[name]
-        ptypes, rt = _entry_signature(d)
+        sig = entry_signature(d)
+        ptypes = sig.param_types
         if len(args) != len(ptypes):
             raise DataError(f"entry {name}: expected {len(ptypes)} arguments, "
                             f"given {len(args)}")
@@ -109,9 +98,7 @@ class Interpreter:
             if isinstance(f, _Lazy):
                 f = self._force(f)
             result = self.apply(f, *args)
-        if isinstance(rt, T.Tuple) and len(rt.elems) > 1:
-            return list(result)
-        return [result]
+        return list(result) if len(sig.results) > 1 else [result]
 
     def _check_arg(self, name: str, i: int, t: T.Type, a: Any) -> Any:
         if isinstance(t, T.Scalar) and isinstance(a, bool | int | float) and \
@@ -431,17 +418,6 @@ class Interpreter:
 
 
 # ------------------------------------------------------------ value helpers
-
-
-def _entry_signature(d: S.ValDecl) -> tuple[list[T.Type], T.Type]:
-    """Parameter and result types of an entry, including point-free ones
-    (`entry f = map g`), whose parameters come from the body's arrow type."""
-    params = [p.ty for p in d.params]
-    rt = d.body.ty
-    while isinstance(rt, T.Arrow):
-        params.append(rt.param)
-        rt = rt.ret
-    return params, rt
 
 
 def _unique(t: T.Type) -> bool:

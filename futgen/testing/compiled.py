@@ -25,7 +25,7 @@ _COUNTER = count()
 
 
 @dataclass(frozen=True)
-class EntrySignature:
+class EntryTypes:
     """An entry point's Futhark types, as text (what the runner needs)."""
 
     param_types: tuple[str, ...]
@@ -54,8 +54,8 @@ class CompiledPackage:
         self.source = source
         self._reference: Any = None
 
-    def entry_points(self) -> dict[str, EntrySignature]:
-        return {name: EntrySignature(tuple(params), tuple(results))
+    def entry_points(self) -> dict[str, EntryTypes]:
+        return {name: EntryTypes(tuple(params), tuple(results))
                 for name, (_, params, results) in self.module.ENTRY_POINTS.items()}
 
     def call(self, entry: str, args: list[Any]) -> list[Any]:
@@ -65,8 +65,9 @@ class CompiledPackage:
         programs fail so too), other rejected arguments as DataError."""
         from futgen.errors import DataError, FutharkError
 
+        method = getattr(self.instance, self.module.ENTRY_METHODS[entry])
         try:
-            result = getattr(self.instance, entry)(*args)
+            result = method(*(_package_value(a) for a in args))
         except self.module.FutharkError as e:
             raise FutharkError(e.message, e.loc) from None
         except ValueError as e:
@@ -77,7 +78,8 @@ class CompiledPackage:
             raise FutharkError(str(e)) from None
         except self.module.ArgumentError as e:
             raise DataError(str(e)) from None
-        return list(result) if isinstance(result, tuple) else [result]
+        several = len(self.module.ENTRY_POINTS[entry][2]) > 1
+        return list(result) if several else [result]
 
     def reference_call(self, entry: str, args: list[Any]) -> list[Any]:
         """The interpreter's results on the same arguments (for random inputs)."""
@@ -88,6 +90,20 @@ class CompiledPackage:
             self._reference = Interpreter(load(self.source))
         return self._reference.call(entry, [np.array(a) if isinstance(a, np.ndarray) else a
                                             for a in args])
+
+
+def _package_value(v: Any) -> Any:
+    """An interpreter value as a package takes it: an array of tuples or
+    records (a `StructArray`) is the tuple or dict of its component arrays."""
+    from futgen.interp.values import StructArray
+
+    if isinstance(v, StructArray):
+        return _package_value(v.fields)
+    if isinstance(v, tuple):
+        return tuple(_package_value(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _package_value(x) for k, x in v.items()}
+    return v
 
 
 def _class_name(module: ModuleType) -> str:
@@ -131,39 +147,17 @@ def random_values(gen: list[str], seed: int) -> list[Any]:
     """Values for `random input { [100]i32 3i64 ... }`: arrays of the given
     shapes with seeded random elements (floats in [0, 1), integers over
     their whole range, as `futhark dataset` does), literals as written."""
-    from futgen_runtime.dtypes import PRIM_DTYPES
-
     from futgen.data import read_values
+    from futgen.data.dataset import parse_type, random_value
+    from futgen.errors import DataError
 
     rng = np.random.default_rng(seed)
     out = []
     for g in gen:
-        dims = _dims(g)
-        prim = g[g.rfind("]") + 1:] if dims else g
-        if prim not in PRIM_DTYPES:
+        try:
+            t = parse_type(g)
+        except DataError:
             out += read_values(g.encode(), "<random input>")
             continue
-        out.append(_random_array(rng, dims, prim, PRIM_DTYPES[prim]))
+        out.append(random_value(rng, t))
     return out
-
-
-def _dims(g: str) -> list[int]:
-    dims = []
-    rest = g
-    while rest.startswith("["):
-        end = rest.index("]")
-        dims.append(int(rest[1:end]))
-        rest = rest[end + 1:]
-    return dims
-
-
-def _random_array(rng: np.random.Generator, dims: list[int], prim: str, dt: np.dtype) -> Any:
-    shape = tuple(dims)
-    if prim == "bool":
-        a = rng.integers(0, 2, size=shape).astype(bool)
-    elif dt.kind == "f":
-        a = rng.random(size=shape).astype(dt)
-    else:
-        info = np.iinfo(dt)
-        a = rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
-    return a if dims else dt.type(a)

@@ -123,17 +123,9 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
 
 
 def entry_param_types(entry: Any) -> list[str]:
-    """An entry point's parameter types as Futhark text, counting the
-    parameters of a point-free definition (`def main = map f32.sqrt`,
-    whose result type is a function) as parameters too."""
-    from futgen.frontend.types import Arrow
-
-    params = list(entry.param_types)
-    results = list(entry.result_types)
-    while len(results) == 1 and isinstance(results[0], Arrow):
-        params.append(results[0].param)
-        results = [results[0].ret]
-    return [str(t) for t in params]
+    """An entry point's parameter types as Futhark text (a point-free
+    entry's included: see `futgen.frontend.entry`)."""
+    return [str(t) for t in entry.param_types]
 
 
 def get_backend(name: str) -> Backend:

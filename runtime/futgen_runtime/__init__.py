@@ -8,6 +8,15 @@ futgen/codegen/RUNTIME_API.md.
 from .args import check_sizes, convert_arg, convert_result
 from .backend import Backend, make_backend
 from .cpu import CpuBackend
+from .layout import (
+    Leaf,
+    Param,
+    RecordOf,
+    TupleOf,
+    convert_args,
+    convert_results,
+    record_class,
+)
 from .errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -16,8 +25,10 @@ from .errors import (
     FutharkError,
 )
 
-__all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend", "CpuBackend", "CudaBackend", "FutgenError", "FutharkError", "check_sizes",
-           "convert_arg", "convert_result", "make_backend"]
+__all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend", "CpuBackend",
+           "CudaBackend", "FutgenError", "FutharkError", "Leaf", "Param", "RecordOf", "TupleOf",
+           "check_sizes", "convert_arg", "convert_args", "convert_result", "convert_results",
+           "make_backend", "record_class"]
 
 
 def __getattr__(name: str) -> object:

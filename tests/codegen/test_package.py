@@ -212,12 +212,16 @@ def test_point_free_entries_and_primed_names(tmp_path, backend):
 
 def test_array_literal_of_rows_and_entry_names(tmp_path):
     # Rows whose size is known only at run time; an entry name that is not a
-    # Python identifier is refused at build time, naming it.
+    # Python identifier becomes a method named like it (f' -> f_), found
+    # by its Futhark name through ENTRY_METHODS.
     src = tmp_path / "rows.fut"
     src.write_text("entry main (x: i32) : [][]i32 = [[1, x], [2, x]]\n")
     inst = import_package(build_package(src, tmp_path, name="rows")).Rows(backend="cpu")
     assert inst.main(np.int32(5)).tolist() == [[1, 5], [2, 5]]
-    bad = tmp_path / "primed.fut"
-    bad.write_text("entry f' (x: i32) : i32 = x\n")
-    with pytest.raises(UnsupportedFeature, match="entry point name f' "):
-        build_package(bad, tmp_path, name="primed")
+    primed = tmp_path / "primed.fut"
+    primed.write_text("entry f' (x: i32) : i32 = x + 1\nentry f_ (x: i32) : i32 = x + 2\n"
+                      "entry class (x: i32) : i32 = x + 3\n")
+    module = import_package(build_package(primed, tmp_path, name="primed"))
+    assert module.ENTRY_METHODS == {"f'": "f__", "f_": "f_", "class": "class_"}
+    inst = module.Primed(backend="cpu")
+    assert [getattr(inst, module.ENTRY_METHODS[e])(1) for e in ("f'", "f_", "class")] == [2, 3, 4]

@@ -56,3 +56,19 @@ def test_shape_type_and_count_mismatches():
     assert str(m) == "Value #1: expected type []i32, got []f32"
     [m] = compare_values([np.int32(1)], [np.int32(1), np.int32(2)])
     assert str(m) == "Expected 1 values, got 2."
+
+
+def test_tuples_and_records_compare_by_component():
+    from collections import namedtuple
+
+    from futgen.interp.values import StructArray
+
+    point = namedtuple("point", ["x", "y"])
+    xs, ys = np.array([1.0, 2.0], np.float32), np.array([3, 4], np.int32)
+    # The interpreter's array of records against a package's record of arrays.
+    interp = StructArray((2,), {"y": ys, "x": xs})
+    assert compare_values([interp], [point(xs, ys)]) == []
+    assert compare_values([(np.int32(1), {"a": xs})], [(np.int32(1), point(xs, ys)[:1])]) == []
+    bad = compare_values([interp], [point(xs, ys + 1)])
+    assert len(bad) == 1 and "expected 3i32, got 4i32" in str(bad[0])
+    assert "a tuple or record of 2 parts" in str(compare_values([interp], [xs])[0])

@@ -261,10 +261,12 @@ def test_summary_line_omits_zero_extra_counts():
 
 
 def test_point_free_entry_parameters_come_from_the_result_type():
-    from futgen.frontend import types as T
+    from futgen.frontend import check_source
+    from futgen.interp import Interpreter
     from futgen.testing.runner import entry_param_types
 
-    f32s = T.Array(T.Scalar("f32"), (T.AnySize(1),))
-    ep = SimpleNamespace(param_types=[T.I32], result_types=[T.Arrow("xs", f32s, f32s)])
-    assert entry_param_types(ep) == ["i32", "[]f32"]
-    assert entry_param_types(SimpleNamespace(param_types=[], result_types=[T.I32])) == []
+    prog = check_source("entry f (k: i32) = map (\\(x: f32) -> x + f32.i32 k)\n"
+                        "entry g : i32 = 1\n")
+    entries = Interpreter(prog).entry_points()
+    assert entry_param_types(entries["f"]) == ["i32", "[]f32"]
+    assert entry_param_types(entries["g"]) == []
