@@ -6,7 +6,8 @@ Alongside types it tracks, for every expression, which variables its value
 may alias, so that in-place updates and unique parameters can be checked:
 a consumed variable (and everything aliasing it) may not be used again, a
 non-unique parameter or a global may not be consumed, and a loop or lambda
-body may not consume variables bound outside it.  See Note [Aliases].
+body may not consume variables bound outside it.  The alias model and the
+consumption checks live in `aliases.py`.
 
 Sizes are checked where the program names them (`[n]`, constants); sizes
 given by expressions or left anonymous are checked at run time by the
@@ -22,6 +23,18 @@ from typing import Any
 
 from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
 from futgen.frontend import syntax as S
+from futgen.frontend.aliases import (
+    NO_ALIAS,
+    Alias,
+    Consumption,
+    alias_by_uniqueness,
+    any_array,
+    flatten_alias,
+    is_unique,
+    make_unique,
+    merge_alias,
+    remove_alias,
+)
 from futgen.frontend.types import (
     BOOL,
     FLOATS,
@@ -29,7 +42,6 @@ from futgen.frontend.types import (
     INTS,
     NUMERIC,
     PRIMS,
-    UNIT,
     Array,
     Arrow,
     Dim,
@@ -46,12 +58,6 @@ from futgen.frontend.types import (
     row_type,
 )
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
-
-# An alias description: a set of variable ids for a non-tuple value, or one
-# description per component of a tuple value.
-Alias = frozenset | tuple
-
-NO_ALIAS: frozenset = frozenset()
 
 ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
 INT_OPS = {"//", "%%", "&", "|", "^", "<<", ">>", ">>>"}
@@ -100,15 +106,6 @@ class Scope:
     types: dict[str, Any] = field(default_factory=dict)  # name -> Type | TypeAbbrev
 
 
-def _flatten_alias(a: Alias) -> frozenset:
-    if isinstance(a, frozenset):
-        return a
-    out: frozenset = frozenset()
-    for x in a:
-        out |= _flatten_alias(x)
-    return out
-
-
 def _is_prim(t: Type) -> bool:
     return isinstance(t, Scalar)
 
@@ -119,8 +116,7 @@ class Checker:
     def __init__(self) -> None:
         self.u = Unifier()
         self.scopes: list[Scope] = [Scope()]
-        self.consumed: dict[str, Loc] = {}
-        self.barriers: list[tuple[int, str]] = []  # (depth, "loop" | "lambda")
+        self.cons = Consumption(self._vars_by_uid)
         self._uids = itertools.count()
         self._visited: list[Any] = []
         self._builtin_cache: dict[str, Scheme] = {}
@@ -160,7 +156,7 @@ class Checker:
         is_global: bool = False,
     ) -> VarInfo:
         uid = f"{name}#{next(self._uids)}"
-        al = NO_ALIAS if self.is_prim(t) else _flatten_alias(aliases) | {uid}
+        al = NO_ALIAS if self.is_prim(t) else flatten_alias(aliases) | {uid}
         info = VarInfo(
             uid,
             name,
@@ -224,7 +220,7 @@ class Checker:
                 return Arrow(None, self.resolve(param, anon), self.resolve(ret, anon))
             case S.TEUnique(inner, loc):
                 t = self.resolve(inner, anon)
-                return _make_unique(t)
+                return make_unique(t)
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
@@ -354,7 +350,7 @@ class Checker:
             if e.name in BUILTIN_BINOPS:
                 return self._op_type(e.name, e.loc), NO_ALIAS
             return self.instantiate(self.builtin_scheme(e.name, e.loc)), NO_ALIAS
-        self.check_not_consumed(v, e.loc)
+        self.cons.check_not_consumed(v, e.loc)
         return self.instantiate(v.scheme), v.aliases
 
     def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
@@ -456,7 +452,7 @@ class Checker:
             first[name] = x.loc
             t, a = self.check(x)
             fields[name] = t
-            al |= _flatten_alias(a)
+            al |= flatten_alias(a)
         return _record_or_tuple(tuple(sorted(fields.items()))), al
 
     def _check_ArrayLit(self, e: S.ArrayLit, exp) -> tuple[Type, Alias]:
@@ -497,7 +493,7 @@ class Checker:
             raise self.err(f'Cannot access field "{e.field}": {ex}', e.loc) from None
         if isinstance(al, tuple) and e.field.isdigit() and int(e.field) < len(al):
             return ft, al[int(e.field)]
-        return ft, _flatten_alias(al)
+        return ft, flatten_alias(al)
 
     def _check_Index(self, e: S.Index, _exp) -> tuple[Type, Alias]:
         t, al = self.check(e.expr)
@@ -517,7 +513,7 @@ class Checker:
                 e.loc,
             )
         res = self._sliced_type(t, e.indices)
-        return res, (NO_ALIAS if self.is_prim(res) else _flatten_alias(al))
+        return res, (NO_ALIAS if self.is_prim(res) else flatten_alias(al))
 
     def _sliced_type(self, t: Array, indices: list[S.DimIndex]) -> Type:
         """Check the indices of `t[indices]` and return its type: sliced sizes are anonymous."""
@@ -627,8 +623,8 @@ class Checker:
                 ) from None
         kept: list[Alias] = []
         for i, arg in enumerate(args):
-            if _is_unique(self.zonk(params[i])):
-                self.consume(arg_aliases[i], arg.loc, f'argument #{i + 1} of "{fname}"')
+            if is_unique(self.zonk(params[i])):
+                self.cons.consume(arg_aliases[i], arg.loc, f'argument #{i + 1} of "{fname}"')
             else:
                 kept.append(arg_aliases[i])
         if (
@@ -668,8 +664,8 @@ class Checker:
         res = self.zonk(res)
         everything: frozenset = NO_ALIAS
         for a in arg_aliases:
-            everything |= _flatten_alias(a)
-        return _alias_by_uniqueness(res, everything)
+            everything |= flatten_alias(a)
+        return alias_by_uniqueness(res, everything)
 
     def _check_Lambda(self, e: S.Lambda, exp) -> tuple[Type, Alias]:
         expected_params: list[Type | None] = []
@@ -681,7 +677,7 @@ class Checker:
             else:
                 expected_params.append(None)
         self.push()
-        self.barriers.append((self.depth, "lambda"))
+        self.cons.barriers.append((self.depth, "lambda"))
         ptypes = []
         for p, ex in zip(e.params, expected_params):
             pt = self.param_type(p)
@@ -691,7 +687,7 @@ class Checker:
             ptypes.append(pt)
         ret = self.resolve(e.ret) if e.ret is not None else None
         body_t, _ = self.check(e.body, ret)
-        self.barriers.pop()
+        self.cons.barriers.pop()
         self.pop()
         t = ret if ret is not None else body_t
         for p, pt in reversed(list(zip(e.params, ptypes))):
@@ -735,19 +731,19 @@ class Checker:
 
     def _check_If(self, e: S.If, _exp) -> tuple[Type, Alias]:
         self.check(e.cond, BOOL)
-        before = dict(self.consumed)
+        before = dict(self.cons.consumed)
         t1, a1 = self.check(e.then)
-        after_then = self.consumed
-        self.consumed = dict(before)
+        after_then = self.cons.consumed
+        self.cons.consumed = dict(before)
         t2, a2 = self.check(e.els)
-        self.consumed.update(after_then)
+        self.cons.consumed.update(after_then)
         self.unify(
             t1, t2, e.els.loc, "branches of if have different types", lenient=True
         )
         t = _anonymise_differing_sizes(self.zonk(t1), self.zonk(t2), self.u)
         # A branch's result cannot be what the other branch consumed.
-        consumed_here = frozenset(self.consumed) - frozenset(before)
-        return t, _remove_alias(_merge_alias(a1, a2), consumed_here)
+        consumed_here = frozenset(self.cons.consumed) - frozenset(before)
+        return t, remove_alias(merge_alias(a1, a2), consumed_here)
 
     def _check_LetPat(self, e: S.LetPat, _exp) -> tuple[Type, Alias]:
         vt, val = self.check(e.value)
@@ -782,13 +778,13 @@ class Checker:
             elem_t, vt, e.value.loc, "the value written by `with` has the wrong type"
         )
         del idx
-        if _flatten_alias(val) & _flatten_alias(sal) and not self.is_prim(vt):
+        if flatten_alias(val) & flatten_alias(sal) and not self.is_prim(vt):
             raise self.err(
                 "The value written by `with` is aliased to the array being updated.",
                 e.value.loc,
             )
-        self.consume(sal, e.src.loc, "the source of an in-place update")
-        return _make_unique(st) if isinstance(
+        self.cons.consume(sal, e.src.loc, "the source of an in-place update")
+        return make_unique(st) if isinstance(
             self.u.shallow(st), Array
         ) else st, NO_ALIAS
 
@@ -838,8 +834,8 @@ class Checker:
             if not _has_ascription(e.pat)
             else pt
         )
-        self.barriers.append((self.depth, "loop"))
-        consumed_before = set(self.consumed)
+        self.cons.barriers.append((self.depth, "loop"))
+        consumed_before = set(self.cons.consumed)
         params = self.bind_pattern(e.pat, pt, NO_ALIAS, param=True, loop_param=True)
         self.push()
         match e.form:
@@ -878,10 +874,10 @@ class Checker:
             "Loop body does not have expected type",
             lenient=not _has_ascription(e.pat),
         )
-        self.barriers.pop()
-        newly = set(self.consumed) - consumed_before
+        self.cons.barriers.pop()
+        newly = set(self.cons.consumed) - consumed_before
         for p in params:
-            self.consumed.pop(p.uid, None)
+            self.cons.consumed.pop(p.uid, None)
         self.pop()
         return pt, self._consume_loop_init(e.pat, params, newly, ial, init.loc)
 
@@ -898,7 +894,7 @@ class Checker:
             for names, al in zip(comps, ial):
                 uids = {p.uid for p in params if p.name in names}
                 if uids & newly:
-                    self.consume(
+                    self.cons.consume(
                         al, loc, "the initial value of a consumed loop parameter"
                     )
                     out.append(NO_ALIAS)
@@ -906,7 +902,7 @@ class Checker:
                     out.append(al)
             return tuple(out)
         if {p.uid for p in params} & newly:
-            self.consume(ial, loc, "the initial value of a consumed loop parameter")
+            self.cons.consume(ial, loc, "the initial value of a consumed loop parameter")
             return NO_ALIAS
         return ial
 
@@ -968,7 +964,7 @@ class Checker:
             case S.PId(name, loc):
                 zt = self.zonk(t)
                 consumable = None
-                if param and not loop_param and not (unique or _is_unique(zt)):
+                if param and not loop_param and not (unique or is_unique(zt)):
                     consumable = "a non-unique parameter"
                 out.append(self.bind_var(name, t, loc, aliases, consumable))
             case S.PWild():
@@ -999,7 +995,7 @@ class Checker:
                     except UnifyError as ex:
                         raise self.err(f"record pattern: {ex}", p.loc) from None
                     self._bind_pattern(
-                        x, ft, _flatten_alias(aliases), param, loop_param, out, unique
+                        x, ft, flatten_alias(aliases), param, loop_param, out, unique
                     )
             case S.PAscribe(inner, te, _):
                 u = unique or isinstance(te, S.TEUnique)
@@ -1007,54 +1003,14 @@ class Checker:
 
     # =========================================================== consumption
 
-    def check_not_consumed(self, v: VarInfo, loc: Loc) -> None:
-        # Report the variable's own consumption first, else an alias's, by name.
-        for uid in [v.uid, *sorted(_flatten_alias(v.aliases) - {v.uid})]:
-            if uid in self.consumed:
-                name = uid.split("#")[0].removeprefix("global:")
-                what = "this" if uid == v.uid else f'"{name}", which it aliases,'
-                raise self.err(
-                    f'Using "{v.name}", but {what} was consumed at {self.consumed[uid]}.',
-                    loc,
-                )
-
-    def consume(self, aliases: Alias, loc: Loc, what: str) -> None:
-        uids = _flatten_alias(aliases)
-        for info in self._vars_by_uid(uids):
-            if info.is_global:
-                raise self.err(
-                    f'Consuming "{info.name}", which is not consumable (a global constant).',
-                    loc,
-                )
-            if info.consumable is not None:
-                raise self.err(
-                    f'Consuming "{info.name}", which is not consumable ({info.consumable}); '
-                    f"consumed as {what}.",
-                    loc,
-                )
-            for depth, kind in reversed(self.barriers):
-                if info.depth < depth:
-                    raise self.err(
-                        f'Consuming variable "{info.name}", which is bound outside the '
-                        f"enclosing {kind}.",
-                        loc,
-                    )
-        for uid in uids:
-            self.consumed.setdefault(uid, loc)
-
     def _vars_by_uid(self, uids: frozenset) -> Iterator[VarInfo]:
+        """The variables in scope among the ids `uids` (for `Consumption`)."""
         seen = set()
         for scope in self.scopes:
             for info in scope.vars.values():
                 if info.uid in uids and info.uid not in seen:
                     seen.add(info.uid)
                     yield info
-        for uid in uids:
-            if uid.startswith("global:") and uid not in seen:
-                name = uid.split(":", 1)[1]
-                yield VarInfo(
-                    uid, name, Scheme((), (), UNIT), NOWHERE, 0, is_global=True
-                )
 
     # ========================================================== declarations
 
@@ -1075,7 +1031,7 @@ class Checker:
         """Check a function or constant definition and return its scheme."""
         self.push()
         if local:
-            self.barriers.append((self.depth, "function"))
+            self.cons.barriers.append((self.depth, "function"))
         tvars, svars = self._bind_tparams(d.tparams)
         ptypes = []
         param_vars: list[VarInfo] = []
@@ -1086,49 +1042,19 @@ class Checker:
         ret = self.resolve(d.ret) if d.ret is not None else None
         bt, bal = self.check(d.body, ret)
         if local:
-            self.barriers.pop()
+            self.cons.barriers.pop()
         self.pop()
         rt = ret if ret is not None else bt
         if d.params and not local:
-            self._check_result_aliases(d, rt, bal)
+            self.cons.check_result_aliases(bal, d.loc)
         if ret is not None:
-            self._check_unique_return(d, self.zonk(ret), bal, param_vars)
+            self.cons.check_unique_return(
+                d.name, self.zonk(ret), bal, param_vars, d.body.loc
+            )
         t = rt
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
         return Scheme(tvars, svars, t)
-
-    def _check_unique_return(
-        self, d: S.ValDecl, rt: Type, bal: Alias, params: list[VarInfo]
-    ) -> None:
-        """A unique result (component) must not share memory with a non-unique parameter."""
-        if (
-            isinstance(rt, Tuple)
-            and isinstance(bal, tuple)
-            and len(bal) == len(rt.elems)
-        ):
-            for t, al in zip(rt.elems, bal):
-                self._check_unique_return(d, t, al, params)
-            return
-        if not _is_unique(rt):
-            return
-        uids = _flatten_alias(bal)
-        for p in params:
-            if p.uid in uids and p.consumable is not None:
-                raise self.err(
-                    f'Unique-typed return value of "{d.name}" is aliased to "{p.name}", '
-                    "which is not consumable.",
-                    d.body.loc,
-                )
-
-    def _check_result_aliases(self, d: S.ValDecl, rt: Type, bal: Alias) -> None:
-        for uid in _flatten_alias(bal):
-            if uid.startswith("global:"):
-                name = uid.split(":", 1)[1]
-                raise self.err(
-                    f'Function result aliases the free variable "{name}"; use "copy".',
-                    d.loc,
-                )
 
     def check_decl(self, d: S.Decl) -> None:
         match d:
@@ -1151,7 +1077,7 @@ class Checker:
 
     def check_value_decl(self, d: S.ValDecl) -> None:
         self._visited = []
-        self.consumed = {}
+        self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
         self.bind_var(d.name, self_type, d.loc, consumable="a function")
@@ -1233,65 +1159,8 @@ def _record_or_tuple(fields: tuple[tuple[str, Type], ...]) -> Type:
     return Record(fields)
 
 
-def _make_unique(t: Type) -> Type:
-    match t:
-        case Array(e, s, _):
-            return Array(e, s, True)
-        case Tuple(es):
-            return Tuple(tuple(_make_unique(x) for x in es))
-        case Record(fs):
-            return Record(tuple((f, _make_unique(x)) for f, x in fs))
-    return t
-
-
-def _any_array(t: Type, pred) -> bool:
-    """Whether some array inside `t` (through tuples and records) satisfies `pred`."""
-    match t:
-        case Array():
-            return pred(t)
-        case Tuple(es):
-            return any(_any_array(x, pred) for x in es)
-        case Record(fs):
-            return any(_any_array(x, pred) for _, x in fs)
-    return False
-
-
-def _is_unique(t: Type) -> bool:
-    return _any_array(t, lambda a: a.unique)
-
-
-def _alias_by_uniqueness(t: Type, everything: frozenset) -> Alias:
-    """Aliases of a function result of type `t`: unique parts alias nothing."""
-    match t:
-        case Tuple(es):
-            return tuple(_alias_by_uniqueness(x, everything) for x in es)
-        case Array(_, _, u):
-            return NO_ALIAS if u else everything
-        case Scalar():
-            return NO_ALIAS
-        case Record(fs):
-            return (
-                NO_ALIAS
-                if all(_is_unique(x) or _is_prim(x) for _, x in fs)
-                else everything
-            )
-    return everything
-
-
-def _remove_alias(a: Alias, uids: frozenset) -> Alias:
-    if isinstance(a, tuple):
-        return tuple(_remove_alias(x, uids) for x in a)
-    return a - uids
-
-
 def _contains_array(t: Type) -> bool:
-    return _any_array(t, lambda a: True)
-
-
-def _merge_alias(a: Alias, b: Alias) -> Alias:
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(_merge_alias(x, y) for x, y in zip(a, b))
-    return _flatten_alias(a) | _flatten_alias(b)
+    return any_array(t, lambda a: True)
 
 
 def _substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
@@ -1497,17 +1366,3 @@ def check_program(decls: list[S.Decl]) -> Checker:
             raise CompileError("program nested too deeply to check", d.loc) from None
     return checker
 
-
-# Note [Aliases]
-# ~~~~~~~~~~~~~~
-# Every variable gets a unique id; the alias set of a value is the set of ids
-# of variables whose memory it may share.  A variable of array type aliases
-# itself plus whatever its defining expression aliased; indexing and slicing
-# alias their array; a function result aliases all its arguments unless the
-# function's return type is unique (`*`), which is how `map`, `copy` and
-# friends produce fresh arrays.  Consuming a value records all ids in its
-# alias set as consumed; using a variable whose alias set meets the consumed
-# set is an error.  Tuples keep one alias set per component so that
-# `let (a, b) = (copy xs, ys)` lets `a` be consumed without touching `ys`.
-# Global constants alias the pseudo-id "global:<name>", which can never be
-# consumed and which a function's result may not alias.
