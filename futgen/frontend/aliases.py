@@ -13,23 +13,35 @@ tracks, for every value, which variables it may share memory with (its
 
 The model follows Futhark's (`Language/Futhark/TypeChecker/Consumption.hs`):
 
-- Every variable has a unique id (`VarInfo.uid`); an *alias* of a value is a
-  set of such ids.  A tuple value keeps one alias per component (a `tuple`
-  of aliases, nested like the value), so `let (a, b) = (copy xs, ys)` lets
-  `a` be consumed without touching `ys`; records keep one set for all
-  fields.  Values of primitive type alias nothing.
-- A variable of array type aliases itself plus what its defining
-  expression aliased.  Indexing and slicing alias their array.  A function
-  result aliases its non-consumed arguments, except the parts of it whose
+- Every variable has a unique id (`VarInfo.uid`, `x#4`); an *alias* of a
+  value is a set of such ids.  A tuple or record value keeps one alias per
+  component (a `tuple` of aliases, nested like the value, record fields in
+  their sorted order), so `let (a, b) = (copy xs, ys)` lets `a` be consumed
+  without touching `ys`.  Values of primitive type alias nothing.
+- A variable aliases itself plus what its defining expression aliased; the
+  components of a tuple or record variable alias the variable's component
+  ids (`x#4#0`, `x#4#1`), which count as `x#4` for consumption but keep
+  `(x.0, x.1)` from looking like two copies of one array.  Indexing and
+  slicing alias their array.
+- A function result aliases its non-consumed arguments, the function value
+  itself (a function parameter, or the free variables of a lambda or local
+  function: its *closure*), and a fresh pseudo-id naming the application
+  (`app:3`, "the result of applying f"), except the parts of it whose
   declared type is unique (`*`): that is how `map`, `copy` and friends
-  produce fresh arrays.
-- *Consuming* a value records every id of its alias as consumed (with the
-  place); *observing* a variable (any use) fails if its alias meets the
+  produce fresh arrays.  A loop's result likewise aliases its body's result
+  and, for parameters it does not consume, its initial value.
+- *Consuming* a value records the variables of its alias as consumed (with
+  the place); *observing* a variable (any use) fails if its alias meets the
   consumed set.  Global constants alias the pseudo-id `global:<name>`,
   which can never be consumed and which a function result may not alias.
 - A `Consumption` holds this state for one top-level definition: the
-  consumed ids and the *barriers* (loop and lambda bodies, local functions)
-  that variables bound outside them may not be consumed across.
+  consumed ids, the *barriers* (loop and lambda bodies, local functions,
+  size expressions) that variables bound outside them may not be consumed
+  across, and the variables observed inside them (their free variables).
+- Function types are compared for uniqueness where a function is passed
+  or ascribed: a function that consumes its argument is no substitute for
+  one that does not, nor one with a non-unique result for one promising a
+  unique result.
 
 The type checker (`typecheck.py`) computes aliases alongside types in its
 single walk and calls into this module to consume, observe and check.
@@ -40,8 +52,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
+import itertools
+import re
+
 from futgen.errors import CompileError, Loc
-from futgen.frontend.types import Array, Record, Scalar, Tuple, Type
+from futgen.frontend.types import Array, Arrow, Record, Scalar, Tuple, Type
 
 # An alias: a set of variable ids for a non-tuple value, or one alias per
 # component of a tuple value.
@@ -50,6 +65,9 @@ Alias = frozenset | tuple
 NO_ALIAS: frozenset = frozenset()
 
 GLOBAL = "global:"
+
+# Links to Futhark's error index, which some messages end with.
+ERROR_INDEX = "https://futhark.readthedocs.io/en/latest/error-index.html#"
 
 
 class Bound(Protocol):
@@ -96,17 +114,65 @@ def alias_by_uniqueness(t: Type, everything: frozenset) -> Alias:
     match t:
         case Tuple(es):
             return tuple(alias_by_uniqueness(x, everything) for x in es)
+        case Record(fs):
+            return tuple(alias_by_uniqueness(x, everything) for _, x in fs)
         case Array(_, _, u):
             return NO_ALIAS if u else everything
         case Scalar():
             return NO_ALIAS
-        case Record(fs):
-            return (
-                NO_ALIAS
-                if all(is_unique(x) or isinstance(x, Scalar) for _, x in fs)
-                else everything
-            )
     return everything
+
+
+def component(a: Alias, i: int) -> Alias:
+    """The alias of component `i` of a tuple or record value of alias `a`."""
+    if isinstance(a, tuple) and i < len(a):
+        return a[i]
+    return flatten_alias(a)
+
+
+def replace_component(a: Alias, i: int, n: int, new: Alias) -> Alias:
+    """`a` (of a value of `n` components) with component `i` replaced by `new`."""
+    parts = [component(a, j) for j in range(n)]
+    parts[i] = new
+    return tuple(parts)
+
+
+def self_alias(uid: str, t: Type, src: Alias) -> Alias:
+    """The alias of a variable `uid` of type `t` bound to a value of alias `src`."""
+    match t:
+        case Scalar():
+            return NO_ALIAS
+        case Tuple(es):
+            return tuple(
+                self_alias(f"{uid}#{i}", x, component(src, i)) for i, x in enumerate(es)
+            )
+        case Record(fs):
+            return tuple(
+                self_alias(f"{uid}#{i}", x, component(src, i))
+                for i, (_, x) in enumerate(fs)
+            )
+    return flatten_alias(src) | {uid}
+
+
+def alias_parts(a: Alias) -> list[frozenset]:
+    """The aliases of the non-tuple components of a value, in order."""
+    if isinstance(a, frozenset):
+        return [a]
+    return [p for x in a for p in alias_parts(x)]
+
+
+_VAR_ID = re.compile(r"[^#]*#\d+")
+
+
+def base_id(uid: str) -> str:
+    """The variable a component id belongs to (`x#4` for `x#4#1`)."""
+    m = _VAR_ID.match(uid)
+    return m.group(0) if m else uid
+
+
+def base_ids(a: Alias) -> frozenset:
+    """The variables (and pseudo-ids) an alias mentions."""
+    return frozenset(base_id(u) for u in flatten_alias(a))
 
 
 # ============================================================ unique types
@@ -141,6 +207,28 @@ def is_unique(t: Type) -> bool:
     return any_array(t, lambda a: a.unique)
 
 
+def function_subtype_error(actual: Type, expected: Type) -> str | None:
+    """Why a function of type `actual` cannot stand where `expected` is
+    wanted, as far as uniqueness goes (None if it can, or if either is no
+    function)."""
+    if not (isinstance(actual, Arrow) and isinstance(expected, Arrow)):
+        return None
+    while isinstance(actual, Arrow) and isinstance(expected, Arrow):
+        if is_unique(actual.param) and not is_unique(expected.param):
+            return (
+                f"a function consuming its argument ({actual.param}) is not "
+                f"allowed where a function not consuming it ({expected.param}) "
+                "is expected"
+            )
+        actual, expected = actual.ret, expected.ret
+    if is_unique(expected) and not isinstance(expected, Arrow) and not is_unique(actual):
+        return (
+            f"a function with a non-unique result ({actual}) is not allowed "
+            f"where one with a unique result ({expected}) is expected"
+        )
+    return None
+
+
 # ============================================================= consumption
 
 
@@ -149,55 +237,84 @@ class Consumption:
 
     Args:
         in_scope: the variables in scope among some ids (the checker's
-            scopes; ids of variables out of scope are skipped, as are
-            Futhark's free aliases).
+            scopes; ids of variables gone out of scope are Futhark's free
+            aliases: never checked for consumability, but still tracked).
+        is_prim: whether a variable turned out to be of primitive type
+            (then it aliases nothing, though its type was unknown when an
+            alias of it was taken).
     """
 
-    def __init__(self, in_scope: Callable[[frozenset], Iterable[Bound]]) -> None:
+    def __init__(
+        self,
+        in_scope: Callable[[frozenset], Iterable[Bound]],
+        is_prim: Callable[[Bound], bool],
+    ) -> None:
         self.in_scope = in_scope
+        self.is_prim = is_prim
         self.consumed: dict[str, Loc] = {}
         self.barriers: list[tuple[int, str]] = []  # (depth, "loop" | "lambda" | ...)
+        # The variables observed, per open watch: (depth, uid -> variable).
+        self._frames: list[tuple[int, dict[str, Bound]]] = []
+        self._pseudo: dict[str, str] = {}  # pseudo-id -> what it names
+        self._ids = itertools.count()
 
     def reset(self) -> None:
         """Start a new top-level definition."""
         self.consumed = {}
 
-    def check_not_consumed(self, v: Bound, loc: Loc) -> None:
-        """Observe `v` at `loc`: neither it nor what it aliases may be consumed."""
-        # Report the variable's own consumption first, else an alias's, by name.
-        for uid in [v.uid, *sorted(flatten_alias(v.aliases) - {v.uid})]:
+    def fresh(self, description: str) -> str:
+        """A pseudo-id for an anonymous value (`the result of applying "f"`)."""
+        uid = f"anon:{next(self._ids)}"
+        self._pseudo[uid] = description
+        return uid
+
+    def describe(self, uid: str) -> str:
+        """A variable or pseudo-id as messages name it."""
+        if uid in self._pseudo:
+            return self._pseudo[uid]
+        return f'"{uid.split("#")[0].removeprefix(GLOBAL)}"'
+
+    # ------------------------------------------------ observing and consuming
+
+    def observe(self, v: Bound, loc: Loc) -> None:
+        """A use of `v` at `loc`: neither it nor what it aliases may be consumed."""
+        if self._frames:
+            self._frames[-1][1].setdefault(v.uid, v)
+        own = base_id(v.uid)
+        # Report the variable's own consumption first, else an alias's.
+        for uid in [own, *sorted(base_ids(v.aliases) - {own})]:
             if uid in self.consumed:
-                name = uid.split("#")[0].removeprefix(GLOBAL)
-                what = "this" if uid == v.uid else f'"{name}", which it aliases,'
+                what = "," if uid == own else f", an alias of {self.describe(uid)},"
                 raise CompileError(
-                    f'Using "{v.name}", but {what} was consumed at {self.consumed[uid]}.',
+                    f'Using "{v.name}"{what} but this was consumed at '
+                    f"{self.consumed[uid]}.  (Possibly through aliases.)",
                     loc,
                 )
 
     def consume(self, aliases: Alias, loc: Loc, what: str) -> None:
         """Consume a value of alias `aliases` at `loc` (`what` says how)."""
-        uids = flatten_alias(aliases)
+        uids = base_ids(aliases)
+        uids -= {v.uid for v in self.in_scope(uids) if self.is_prim(v)}
         for info in self._bound(uids):
-            if info.is_global:
+            why = self._not_consumable(info)
+            if why is not None:
                 raise CompileError(
-                    f'Consuming "{info.name}", which is not consumable (a global constant).',
+                    f'Consuming variable "{info.name}", which is not consumable '
+                    f"({why}); consumed as {what}.",
                     loc,
                 )
-            if info.consumable is not None:
-                raise CompileError(
-                    f'Consuming "{info.name}", which is not consumable ({info.consumable}); '
-                    f"consumed as {what}.",
-                    loc,
-                )
-            for depth, kind in reversed(self.barriers):
-                if info.depth < depth:
-                    raise CompileError(
-                        f'Consuming variable "{info.name}", which is bound outside the '
-                        f"enclosing {kind}.",
-                        loc,
-                    )
         for uid in uids:
             self.consumed.setdefault(uid, loc)
+
+    def _not_consumable(self, info: Bound) -> str | None:
+        if info.is_global:
+            return "a global constant"
+        if info.consumable is not None:
+            return info.consumable
+        for depth, kind in reversed(self.barriers):
+            if info.depth < depth:
+                return f"it is bound outside the enclosing {kind}"
+        return None
 
     def _bound(self, uids: frozenset) -> Iterator[Bound]:
         yield from self.in_scope(uids)
@@ -205,26 +322,120 @@ class Consumption:
             if uid.startswith(GLOBAL):
                 yield _Global(uid, uid.removeprefix(GLOBAL))
 
-    # ------------------------------------------------- checks on definitions
+    # ------------------------------------------------------------- barriers
 
-    def check_unique_return(
-        self, fname: str, rt: Type, bal: Alias, params: list[Bound], loc: Loc
-    ) -> None:
-        """A unique result (component) must not share memory with a non-unique parameter."""
-        if isinstance(rt, Tuple) and isinstance(bal, tuple) and len(bal) == len(rt.elems):
-            for t, al in zip(rt.elems, bal):
-                self.check_unique_return(fname, t, al, params, loc)
-            return
-        if not is_unique(rt):
-            return
-        uids = flatten_alias(bal)
-        for p in params:
-            if p.uid in uids and p.consumable is not None:
+    def enter(self, depth: int, kind: str) -> None:
+        """Enter a loop, lambda, local function or size expression whose
+        variables are bound at `depth` and deeper."""
+        self.barriers.append((depth, kind))
+        self.watch(depth)
+
+    def leave(self) -> list[Bound]:
+        """Leave the innermost barrier; return the variables bound outside it
+        that it observed (its free variables)."""
+        self.barriers.pop()
+        return self.unwatch()
+
+    def watch(self, depth: int) -> None:
+        """Start collecting the variables bound above `depth` that are used."""
+        self._frames.append((depth, {}))
+
+    def unwatch(self) -> list[Bound]:
+        """Stop the innermost `watch`; return the variables it collected."""
+        depth, seen = self._frames.pop()
+        free = [v for v in seen.values() if v.depth < depth]
+        if self._frames:
+            for v in free:
+                self._frames[-1][1].setdefault(v.uid, v)
+        return free
+
+    @staticmethod
+    def closure(free: list[Bound]) -> frozenset:
+        """The alias of a function value with free variables `free`: what
+        they alias (global constants and functions aside)."""
+        out: frozenset = NO_ALIAS
+        for v in free:
+            if not v.is_global:
+                out |= flatten_alias(v.aliases)
+        return out
+
+    # ------------------------------------------------------------ arguments
+
+    @staticmethod
+    def check_update_overlap(src: Alias, value: Alias, loc: Loc) -> None:
+        """`src with [i] = value`: the value may not share memory with `src`."""
+        if base_ids(src) & base_ids(value):
+            raise CompileError(
+                "Source array for in-place update might alias the update value.  "
+                'Hint: use "copy" to remove aliases from the value.',
+                loc,
+            )
+
+    @staticmethod
+    def check_not_self_aliased(arg: Alias, loc: Loc) -> None:
+        """A value passed for a consuming parameter may not alias itself across
+        components (`f (xs, xs)` with `f (a: *[]t, b: *[]t)`)."""
+        seen: frozenset = NO_ALIAS
+        for part in alias_parts(arg):
+            if part & seen:
                 raise CompileError(
-                    f'Unique-typed return value of "{fname}" is aliased to "{p.name}", '
-                    "which is not consumable.",
+                    "Argument passed for consuming parameter is self-aliased.", loc
+                )
+            seen |= part
+
+    def check_consumed_arg(
+        self, arg: Alias, others: list[tuple[Alias, Loc]], loc: Loc
+    ) -> None:
+        """A consumed argument may not alias another argument of the call."""
+        self.check_not_self_aliased(arg, loc)
+        mine = {u for u in base_ids(arg) if "#" in u}
+        for other, oloc in others:
+            shared = sorted(mine & base_ids(other))
+            if shared:
+                raise CompileError(
+                    f"Argument is consumed, but aliases {self.describe(shared[0])}, "
+                    f"which is also aliased by another argument (at {oloc}).",
                     loc,
                 )
+
+    def check_functional_arg(self, before: dict, loc: Loc, what: str) -> None:
+        """A value of function type may not consume anything (`map (f xs) ys`
+        with `f` consuming `xs` would consume it once per element)."""
+        new = sorted(set(self.consumed) - set(before))
+        if new:
+            raise CompileError(
+                f"{what} of functional type contains consumption (of "
+                f"{self.describe(new[0])}), which is not allowed.",
+                loc,
+            )
+
+    # ------------------------------------------------- checks on definitions
+
+    def check_return(
+        self, what: str, rt: Type, bal: Alias, params: list[Bound], loc: Loc
+    ) -> None:
+        """The unique parts of a result `rt` (of alias `bal`) may alias neither
+        a non-consumable parameter nor another part of the result."""
+        seen_unique: set = set()
+        seen: set = set()
+        for unique, uids in _result_parts(rt, bal):
+            if (unique and uids & seen) or (uids & seen_unique):
+                raise CompileError(
+                    f"A unique-typed component of the return value of {what} is "
+                    "aliased to some other component.",
+                    loc,
+                )
+            seen |= uids
+            if not unique:
+                continue
+            seen_unique |= uids
+            for p in params:
+                if p.consumable is not None and base_ids(uids) & {p.uid}:
+                    raise CompileError(
+                        f'Unique-typed return value of {what} is aliased to "{p.name}", '
+                        "which is not consumable.",
+                        loc,
+                    )
 
     @staticmethod
     def check_result_aliases(bal: Alias, loc: Loc) -> None:
@@ -233,9 +444,80 @@ class Consumption:
             if uid.startswith(GLOBAL):
                 raise CompileError(
                     f'Function result aliases the free variable "{uid.removeprefix(GLOBAL)}"; '
-                    'use "copy".',
+                    'use "copy" to break the aliasing.',
                     loc,
                 )
+
+    # ----------------------------------------------------------------- loops
+
+    def check_loop_returns(
+        self,
+        params: list[tuple[Bound, bool, Alias]],
+        loop_depth: int,
+        loc: Loc,
+    ) -> None:
+        """Check what a loop body returns for its parameters.
+
+        Args:
+            params: each loop parameter with whether the loop consumes it and
+                the alias of the body's result for it, in order.
+            loop_depth: the depth the loop parameters are bound at.
+        """
+        cons: frozenset = NO_ALIAS
+        obs: frozenset = NO_ALIAS
+        for p, consumed, al in params:
+            uids = base_ids(al)
+            if consumed:
+                for v in self._bound(uids):
+                    if v.depth < loop_depth and not v.is_global and not self.is_prim(v):
+                        raise CompileError(
+                            f'Return value for consuming loop parameter "{p.name}" '
+                            f'aliases "{v.name}".\n{ERROR_INDEX}'
+                            "consuming-loop-param-aliases",
+                            loc,
+                        )
+            if uids & cons:
+                raise CompileError(
+                    f'Return value for loop parameter "{p.name}" aliases other '
+                    f"consumed loop parameter.\n{ERROR_INDEX}loop-parameter-aliases-other",
+                    loc,
+                )
+            if consumed and uids & obs:
+                raise CompileError(
+                    f'Return value for consuming loop parameter "{p.name}" aliases '
+                    f"previously returned value.\n{ERROR_INDEX}aliases-previously-returned",
+                    loc,
+                )
+            if consumed:
+                cons |= uids
+            else:
+                obs |= uids
+
+    def check_loop_free(self, free: list[Bound], consumed: set, loc: Loc, what: str) -> None:
+        """The body (or condition) of a loop may not use what its initial
+        value consumed."""
+        for v in free:
+            if base_ids(v.aliases) & consumed or base_id(v.uid) in consumed:
+                raise CompileError(
+                    f'{what} uses "{v.name}" (or an alias), but this is consumed by '
+                    "the initial loop argument.",
+                    loc,
+                )
+
+
+def _result_parts(t: Type, a: Alias) -> Iterator[tuple[bool, frozenset]]:
+    """The parts of a result of type `t` and alias `a`: uniqueness and alias."""
+    match t:
+        case Tuple(es) if isinstance(a, tuple) and len(a) == len(es):
+            for x, al in zip(es, a):
+                yield from _result_parts(x, al)
+            return
+        case Record(fs) if isinstance(a, tuple) and len(a) == len(fs):
+            for (_, x), al in zip(fs, a):
+                yield from _result_parts(x, al)
+            return
+    if not isinstance(t, Scalar):
+        yield is_unique(t), flatten_alias(a)
 
 
 class _Global:

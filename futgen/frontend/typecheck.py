@@ -29,11 +29,16 @@ from futgen.frontend.aliases import (
     Consumption,
     alias_by_uniqueness,
     any_array,
+    base_ids,
+    component,
     flatten_alias,
+    function_subtype_error,
     is_unique,
     make_unique,
     merge_alias,
     remove_alias,
+    replace_component,
+    self_alias,
 )
 from futgen.frontend.types import (
     BOOL,
@@ -116,7 +121,9 @@ class Checker:
     def __init__(self) -> None:
         self.u = Unifier()
         self.scopes: list[Scope] = [Scope()]
-        self.cons = Consumption(self._vars_by_uid)
+        self.cons = Consumption(self._vars_by_uid, self._is_prim_var)
+        # Results of expressions the AST shares, to reuse rather than re-check.
+        self._checked: dict[int, tuple[Type, Alias]] = {}
         self._uids = itertools.count()
         self._visited: list[Any] = []
         self._builtin_cache: dict[str, Scheme] = {}
@@ -154,9 +161,17 @@ class Checker:
         consumable: str | None = None,
         scheme: Scheme | None = None,
         is_global: bool = False,
+        exact: bool = False,
     ) -> VarInfo:
+        """Bind `name`; `exact` gives it alias `aliases` rather than itself
+        plus `aliases` (local functions alias only their closure)."""
         uid = f"{name}#{next(self._uids)}"
-        al = NO_ALIAS if self.is_prim(t) else flatten_alias(aliases) | {uid}
+        if self.is_prim(t):
+            al: Alias = NO_ALIAS
+        elif exact:
+            al = aliases
+        else:
+            al = self_alias(uid, self.zonk(t), aliases)
         info = VarInfo(
             uid,
             name,
@@ -292,7 +307,9 @@ class Checker:
                 )
                 return SizeVar(name)
             case S.DimExpr(expr, _):
+                self.cons.enter(self.depth + 1, "size expression")
                 t, _ = self.check(expr)
+                self.cons.leave()
                 self.unify(t, I64, expr.loc, "a size expression must have type i64")
                 return self.size_of_expr(expr) or self.u.anonymous_size()
         raise AssertionError(d)
@@ -321,6 +338,8 @@ class Checker:
 
     def check(self, e: S.Expr, expected: Type | None = None) -> tuple[Type, Alias]:
         """Infer the type of `e` (unified with `expected` if given) and its aliases."""
+        if id(e) in self._checked:
+            return self._checked.pop(id(e))
         method = getattr(self, "_check_" + type(e).__name__, None)
         if method is None:
             raise UnsupportedFeature(f"expression {type(e).__name__}", e.loc)
@@ -350,8 +369,9 @@ class Checker:
             if e.name in BUILTIN_BINOPS:
                 return self._op_type(e.name, e.loc), NO_ALIAS
             return self.instantiate(self.builtin_scheme(e.name, e.loc)), NO_ALIAS
-        self.cons.check_not_consumed(v, e.loc)
-        return self.instantiate(v.scheme), v.aliases
+        self.cons.observe(v, e.loc)
+        t = self.instantiate(v.scheme)
+        return t, (NO_ALIAS if self.is_prim(t) else v.aliases)
 
     def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
         from futgen.frontend.prelude import SIGNATURES
@@ -443,17 +463,18 @@ class Checker:
     def _check_RecordExp(self, e: S.RecordExp, _exp) -> tuple[Type, Alias]:
         fields: dict[str, Type] = {}
         first: dict[str, Loc] = {}
-        al: frozenset = NO_ALIAS
+        als: dict[str, Alias] = {}
         for name, x in e.fields:
             if name in fields:
                 raise self.err(
                     f'Field "{name}" previously defined at {first[name]}.', x.loc
                 )
             first[name] = x.loc
-            t, a = self.check(x)
+            t, als[name] = self.check(x)
             fields[name] = t
-            al |= flatten_alias(a)
-        return _record_or_tuple(tuple(sorted(fields.items()))), al
+        rt = _record_or_tuple(tuple(sorted(fields.items())))
+        order = sorted(als, key=int) if isinstance(rt, Tuple) else sorted(als)
+        return rt, tuple(als[f] for f in order)
 
     def _check_ArrayLit(self, e: S.ArrayLit, exp) -> tuple[Type, Alias]:
         elem: Type = self.u.fresh_type()
@@ -491,9 +512,18 @@ class Checker:
             ft = self.u.require_field(t, e.field)
         except UnifyError as ex:
             raise self.err(f'Cannot access field "{e.field}": {ex}', e.loc) from None
-        if isinstance(al, tuple) and e.field.isdigit() and int(e.field) < len(al):
-            return ft, al[int(e.field)]
-        return ft, flatten_alias(al)
+        return ft, self._field_alias(t, al, e.field)
+
+    def _field_alias(self, t: Type, al: Alias, name: str) -> Alias:
+        """The alias of field `name` of a value of type `t` and alias `al`."""
+        t = self.u.shallow(t)
+        if isinstance(t, Record):
+            names = [f for f, _ in t.fields]
+            if name in names:
+                return component(al, names.index(name))
+        if isinstance(t, Tuple) and name.isdigit():
+            return component(al, int(name))
+        return flatten_alias(al)
 
     def _check_Index(self, e: S.Index, _exp) -> tuple[Type, Alias]:
         t, al = self.check(e.expr)
@@ -589,7 +619,7 @@ class Checker:
         Arguments that are lambdas or sections are checked after the others,
         so that `map (\\x -> x.0) xs` learns the type of `x` from `xs`.
         """
-        ft, _ = self.check(fn)
+        ft, fn_alias = self.check(fn)
         fname = fn.full_name if isinstance(fn, S.Var) else "function"
         params: list[Type] = []
         cur = ft
@@ -611,6 +641,7 @@ class Checker:
         arg_aliases: list[Alias] = [NO_ALIAS] * len(args)
         for i in order:
             hint = params[i] if _is_function_literal(args[i]) else None
+            before = dict(self.cons.consumed)
             at, al = self.check(args[i], hint)
             arg_aliases[i] = al
             try:
@@ -621,19 +652,48 @@ class Checker:
                     f"{self.zonk(params[i])}, got {self.zonk(at)} ({ex}).",
                     args[i].loc,
                 ) from None
-        kept: list[Alias] = []
-        for i, arg in enumerate(args):
-            if is_unique(self.zonk(params[i])):
-                self.cons.consume(arg_aliases[i], arg.loc, f'argument #{i + 1} of "{fname}"')
-            else:
-                kept.append(arg_aliases[i])
+            self._check_functional_arg(fname, i, at, params[i], before, args[i])
         if (
             isinstance(fn, S.Var)
             and fn.full_name in FRESH_RESULT_BUILTINS
             and not fn.qual
         ):
+            self._consume_args(fname, params, args, arg_aliases)
             return cur, NO_ALIAS
-        return cur, self._result_aliases(cur, kept)
+        kept = [fn_alias, *self._consume_args(fname, params, args, arg_aliases)]
+        app = self.cons.fresh(f'the result of applying "{fname}" (at {e.loc})')
+        return cur, self._result_aliases(cur, [*kept, frozenset({app})])
+
+    def _check_functional_arg(
+        self, fname: str, i: int, at: Type, param: Type, before: dict, arg: S.Expr
+    ) -> None:
+        """A function passed as argument may neither consume anything when
+        evaluated nor consume more than the parameter's type allows."""
+        at = self.zonk(at)
+        if not isinstance(at, Arrow):
+            return
+        what = f'Argument #{i + 1} of "{fname}"'
+        self.cons.check_functional_arg(before, arg.loc, what)
+        if isinstance(arg, S.Var) and self.lookup_var(arg.name) is None:
+            return  # a built-in: its `*t` results lost their `*` with `t`
+        why = function_subtype_error(at, self.zonk(param))
+        if why is not None:
+            raise self.err(f'Cannot apply "{fname}" to argument #{i + 1}: {why}.', arg.loc)
+
+    def _consume_args(
+        self, fname: str, params: list[Type], args: list[S.Expr], als: list[Alias]
+    ) -> list[Alias]:
+        """Consume the arguments passed for unique parameters; return the
+        aliases of the others, which the result may alias."""
+        kept: list[Alias] = []
+        for i, arg in enumerate(args):
+            if is_unique(self.zonk(params[i])):
+                others = [(als[j], args[j].loc) for j in range(len(args)) if j != i]
+                self.cons.check_consumed_arg(als[i], others, arg.loc)
+                self.cons.consume(als[i], arg.loc, f'argument #{i + 1} of "{fname}"')
+            else:
+                kept.append(als[i])
+        return kept
 
     def _dependent_result(self, arrow: Arrow, arg: S.Expr) -> Type:
         """The result type of `arrow` applied to `arg`, substituting a named size."""
@@ -677,27 +737,51 @@ class Checker:
             else:
                 expected_params.append(None)
         self.push()
-        self.cons.barriers.append((self.depth, "lambda"))
+        consumed_before = dict(self.cons.consumed)
+        self.cons.enter(self.depth, "lambda")
         ptypes = []
+        param_vars: list[VarInfo] = []
         for p, ex in zip(e.params, expected_params):
             pt = self.param_type(p)
             if ex is not None:
                 self.unify(pt, ex, p.loc, "lambda parameter")
-            self.bind_pattern(p, pt, NO_ALIAS, param=True)
+            param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         ret = self.resolve(e.ret) if e.ret is not None else None
-        body_t, _ = self.check(e.body, ret)
-        self.cons.barriers.pop()
+        body_t, body_al = self.check(e.body, ret)
+        self._check_function_result(
+            "the lambda", ret, body_al, param_vars, bool(e.params), e.loc
+        )
+        free = self.cons.leave()
+        # What the body consumed is its own (anything else is an error).
+        self.cons.consumed = consumed_before
         self.pop()
         t = ret if ret is not None else body_t
         for p, pt in reversed(list(zip(e.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
-        return t, NO_ALIAS
+        return t, self.cons.closure(free)
+
+    def _check_function_result(
+        self,
+        what: str,
+        ret: Type | None,
+        body_al: Alias,
+        params: list[VarInfo],
+        has_params: bool,
+        loc: Loc,
+    ) -> None:
+        """The result of a function with parameters may not alias a global
+        constant; a declared unique result must be fresh."""
+        if has_params:
+            self.cons.check_result_aliases(body_al, loc)
+        if ret is not None:
+            self.cons.check_return(what, self.zonk(ret), body_al, params, loc)
 
     def _check_OpSection(self, e: S.OpSection, _exp) -> tuple[Type, Alias]:
         v = self.lookup_var(e.op)
         if v is not None:
-            return self.instantiate(v.scheme), NO_ALIAS
+            self.cons.observe(v, e.loc)
+            return self.instantiate(v.scheme), v.aliases
         if e.op not in BUILTIN_BINOPS:
             return self.instantiate(self.builtin_scheme(e.op, e.loc)), NO_ALIAS
         return self._op_type(e.op, e.loc), NO_ALIAS
@@ -705,7 +789,8 @@ class Checker:
     def _section_type(
         self, e: S.Expr, op: str, arg: S.Expr, left: bool
     ) -> tuple[Type, Alias]:
-        opt = self.u.shallow(self._check_OpSection(S.OpSection(op, loc=e.loc), None)[0])
+        opt, op_al = self._check_OpSection(S.OpSection(op, loc=e.loc), None)
+        opt = self.u.shallow(opt)
         if not isinstance(opt, Arrow) or not isinstance(self.u.shallow(opt.ret), Arrow):
             raise self.err(f'Operator "{op}" is not binary.', e.loc)
         inner = self.u.shallow(opt.ret)
@@ -714,7 +799,7 @@ class Checker:
         known = opt.param if left else inner.param
         self.unify(known, at, arg.loc, f'operand of section "{op}"')
         other = inner.param if left else opt.param
-        return Arrow(None, other, inner.ret), al
+        return Arrow(None, other, inner.ret), flatten_alias(al) | flatten_alias(op_al)
 
     def _check_LeftSection(self, e: S.LeftSection, _exp) -> tuple[Type, Alias]:
         return self._section_type(e, e.op, e.arg, left=True)
@@ -746,7 +831,10 @@ class Checker:
         return t, remove_alias(merge_alias(a1, a2), consumed_here)
 
     def _check_LetPat(self, e: S.LetPat, _exp) -> tuple[Type, Alias]:
+        before = dict(self.cons.consumed)
         vt, val = self.check(e.value)
+        if isinstance(self.u.shallow(vt), Arrow):
+            self.cons.check_functional_arg(before, e.value.loc, "Let-bound expression")
         self.push()
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
@@ -759,30 +847,31 @@ class Checker:
 
     def _check_LetFun(self, e: S.LetFun, _exp) -> tuple[Type, Alias]:
         decl = S.ValDecl(False, e.name, e.tparams, e.params, e.ret, e.value, e.loc)
-        scheme = self.check_function(decl, local=True)
+        scheme, closure = self.check_function(decl, local=True)
         self.push()
         self.bind_var(
-            e.name, scheme.type, e.loc, scheme=scheme, consumable="a function"
+            e.name,
+            scheme.type,
+            e.loc,
+            closure,
+            consumable="a function",
+            scheme=scheme,
+            exact=True,
         )
         t, al = self.check(e.body)
         self.pop()
         return t, al
 
     def _check_Update(self, e: S.Update, _exp) -> tuple[Type, Alias]:
-        st, sal = self.check(e.src)
-        idx = S.Index(e.src, e.indices, loc=e.loc)
-        # Reuse indexing rules for the element type, without re-checking src.
-        elem_t = self._indexed_type(st, e.indices, e.loc)
+        # The value is evaluated before the source is consumed (as in Futhark).
         vt, val = self.check(e.value)
+        st, sal = self.check(e.src)
+        elem_t = self._indexed_type(st, e.indices, e.loc)
         self.unify(
             elem_t, vt, e.value.loc, "the value written by `with` has the wrong type"
         )
-        del idx
-        if flatten_alias(val) & flatten_alias(sal) and not self.is_prim(vt):
-            raise self.err(
-                "The value written by `with` is aliased to the array being updated.",
-                e.value.loc,
-            )
+        if not self.is_prim(vt):
+            self.cons.check_update_overlap(sal, val, e.value.loc)
         self.cons.consume(sal, e.src.loc, "the source of an in-place update")
         return make_unique(st) if isinstance(
             self.u.shallow(st), Array
@@ -812,8 +901,36 @@ class Checker:
                 raise self.err(
                     f"with type that must be a record: {ex}", e.loc
                 ) from None
-        self.check(e.value, ft)
-        return st, sal
+        if _updates_inside(e.value, e.src):
+            # `src with f[i] = v` (parsed with `src.f` inside the value): src
+            # was checked once above; the result, like an update's, is fresh.
+            self._checked[id(e.src)] = (st, sal)
+            self.check(e.value, ft)
+            return st, NO_ALIAS
+        _, val = self.check(e.value, ft)
+        return st, self._with_field_alias(st, sal, e.fields, val)
+
+    def _with_field_alias(
+        self, t: Type, al: Alias, fields: list[str], new: Alias
+    ) -> Alias:
+        """The alias of a value of type `t` and alias `al` whose field path
+        `fields` is replaced by a value of alias `new`."""
+        if not fields:
+            return new
+        t = self.u.shallow(t)
+        names = (
+            [f for f, _ in t.fields]
+            if isinstance(t, Record)
+            else [str(i) for i in range(len(t.elems))]
+            if isinstance(t, Tuple)
+            else []
+        )
+        if fields[0] not in names:
+            return flatten_alias(al) | flatten_alias(new)
+        i = names.index(fields[0])
+        ft = self.u.require_field(t, fields[0])
+        inner = self._with_field_alias(ft, component(al, i), fields[1:], new)
+        return replace_component(al, i, len(names), inner)
 
     def _check_Loop(self, e: S.Loop, _exp) -> tuple[Type, Alias]:
         init = e.init if e.init is not None else _pattern_as_expr(e.pat)
@@ -834,10 +951,12 @@ class Checker:
             if not _has_ascription(e.pat)
             else pt
         )
-        self.cons.barriers.append((self.depth, "loop"))
+        loop_depth = self.depth
+        self.cons.enter(loop_depth, "loop")
         consumed_before = set(self.cons.consumed)
         params = self.bind_pattern(e.pat, pt, NO_ALIAS, param=True, loop_param=True)
         self.push()
+        free_cond: list[VarInfo] = []
         match e.form:
             case S.ForLoop(var, bound, loc):
                 bt, _ = self.check(bound)
@@ -864,8 +983,12 @@ class Checker:
                 )
                 self.bind_pattern(pat, et, NO_ALIAS)
             case S.WhileLoop(cond, _):
+                self.cons.watch(loop_depth)
                 self.check(cond, BOOL)
-        bt, _ = self.check(e.body)
+                free_cond = self.cons.unwatch()
+        self.cons.watch(loop_depth)
+        bt, bal = self.check(e.body)
+        free_body = self.cons.unwatch()
         self.pop()
         self.unify(
             pt,
@@ -874,37 +997,86 @@ class Checker:
             "Loop body does not have expected type",
             lenient=not _has_ascription(e.pat),
         )
-        self.cons.barriers.pop()
+        self.cons.leave()
         newly = set(self.cons.consumed) - consumed_before
+        consumed = self._consumed_loop_params(e.pat, pt, params, newly, bal)
+        self.cons.check_loop_returns(
+            [(p, p.uid in consumed, al)
+             for p, al in zip(params, self._pattern_aliases(e.pat, pt, bal))],
+            loop_depth,
+            e.loc,
+        )
         for p in params:
             self.cons.consumed.pop(p.uid, None)
         self.pop()
-        return pt, self._consume_loop_init(e.pat, params, newly, ial, init.loc)
+        init_consumed = self._consume_loop_init(e.pat, pt, params, consumed, ial, init.loc)
+        self.cons.check_loop_free(free_body, init_consumed, e.loc, "Loop body")
+        self.cons.check_loop_free(free_cond, init_consumed, e.loc, "Loop condition")
+        return pt, merge_alias(remove_alias(ial, init_consumed), bal)
+
+    def _consumed_loop_params(
+        self, pat: S.Pat, pt: Type, params: list[VarInfo], newly: set, bal: Alias
+    ) -> set[str]:
+        """The ids of the loop parameters the loop consumes: those declared
+        unique, those the body consumes, and those whose new value is
+        returned for a consumed parameter (to a fixed point)."""
+        declared = _unique_names(pat)
+        consumed = {p.uid for p in params if p.uid in newly or p.name in declared}
+        returned = dict(
+            zip((p.uid for p in params), self._pattern_aliases(pat, pt, bal))
+        )
+        while True:
+            more = set(consumed)
+            for uid in consumed:
+                more |= {p.uid for p in params if p.uid in base_ids(returned[uid])}
+            if more == consumed:
+                return consumed
+            consumed = more
 
     def _consume_loop_init(
-        self, pat: S.Pat, params: list[VarInfo], newly: set, ial: Alias, loc: Loc
-    ) -> Alias:
-        """Consume the parts of a loop's initial value whose parameters the body consumed.
+        self,
+        pat: S.Pat,
+        pt: Type,
+        params: list[VarInfo],
+        consumed: set[str],
+        ial: Alias,
+        loc: Loc,
+    ) -> frozenset:
+        """Consume the parts of a loop's initial value whose parameters the
+        loop consumes; return the ids consumed."""
+        out: frozenset = NO_ALIAS
+        for p, al in zip(params, self._pattern_aliases(pat, pt, ial)):
+            if p.uid in consumed:
+                self.cons.consume(al, loc, "the initial value of a consumed loop parameter")
+                out |= flatten_alias(al)
+        return out
 
-        Returns the aliases of the loop's result: consumed parts are fresh.
-        """
-        comps = _pattern_components(pat)
-        if len(comps) > 1 and isinstance(ial, tuple) and len(ial) == len(comps):
-            out = []
-            for names, al in zip(comps, ial):
-                uids = {p.uid for p in params if p.name in names}
-                if uids & newly:
-                    self.cons.consume(
-                        al, loc, "the initial value of a consumed loop parameter"
-                    )
-                    out.append(NO_ALIAS)
-                else:
-                    out.append(al)
-            return tuple(out)
-        if {p.uid for p in params} & newly:
-            self.cons.consume(ial, loc, "the initial value of a consumed loop parameter")
-            return NO_ALIAS
-        return ial
+    def _pattern_aliases(self, p: S.Pat, t: Type | None, al: Alias) -> list[Alias]:
+        """The aliases of the variables of pattern `p` (in binding order)
+        matched against a value of type `t` (if known) and alias `al`."""
+        match p:
+            case S.PId():
+                return [al]
+            case S.PAscribe(inner, _, _):
+                return self._pattern_aliases(inner, t, al)
+            case S.PTuple(elems, _) if len(elems) == 1:
+                return self._pattern_aliases(elems[0], t, al)
+            case S.PTuple(elems, _):
+                st = self.u.shallow(t) if t is not None else None
+                ts = st.elems if isinstance(st, Tuple) else [None] * len(elems)
+                return [
+                    a
+                    for i, (x, xt) in enumerate(zip(elems, ts))
+                    for a in self._pattern_aliases(x, xt, component(al, i))
+                ]
+            case S.PRecord(fields, _):
+                out = []
+                for f, x in fields:
+                    fal = self._field_alias(t, al, f) if t is not None else flatten_alias(al)
+                    ft = self.u.require_field(t, f) if t is not None else None
+                    out += self._pattern_aliases(x, ft, fal)
+                return out
+        return []
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
@@ -954,7 +1126,7 @@ class Checker:
     ) -> list[VarInfo]:
         """Bind the variables of `p` to the components of a value of type `t`."""
         out: list[VarInfo] = []
-        self._bind_pattern(p, t, aliases, param, loop_param, out, unique=False)
+        self._bind_pattern(p, t, aliases, param, loop_param, out, unique=None)
         return out
 
     def _bind_pattern(self, p, t, aliases, param, loop_param, out, unique) -> None:
@@ -966,6 +1138,8 @@ class Checker:
                 consumable = None
                 if param and not loop_param and not (unique or is_unique(zt)):
                     consumable = "a non-unique parameter"
+                if loop_param and unique is False and not is_unique(zt):
+                    consumable = "a loop parameter of non-unique type"
                 out.append(self.bind_var(name, t, loc, aliases, consumable))
             case S.PWild():
                 pass
@@ -994,14 +1168,16 @@ class Checker:
                         ft = self.u.require_field(t, f)
                     except UnifyError as ex:
                         raise self.err(f"record pattern: {ex}", p.loc) from None
-                    self._bind_pattern(
-                        x, ft, flatten_alias(aliases), param, loop_param, out, unique
-                    )
+                    fal = self._field_alias(t, aliases, f)
+                    self._bind_pattern(x, ft, fal, param, loop_param, out, unique)
             case S.PAscribe(inner, te, _):
-                u = unique or isinstance(te, S.TEUnique)
+                u = bool(unique) or isinstance(te, S.TEUnique)
                 self._bind_pattern(inner, t, aliases, param, loop_param, out, u)
 
     # =========================================================== consumption
+
+    def _is_prim_var(self, v: VarInfo) -> bool:
+        return self.is_prim(v.scheme.type)
 
     def _vars_by_uid(self, uids: frozenset) -> Iterator[VarInfo]:
         """The variables in scope among the ids `uids` (for `Consumption`)."""
@@ -1027,11 +1203,15 @@ class Checker:
                 tvars.append(tp.name)
         return tuple(tvars), tuple(svars)
 
-    def check_function(self, d: S.ValDecl, local: bool = False) -> Scheme:
-        """Check a function or constant definition and return its scheme."""
+    def check_function(
+        self, d: S.ValDecl, local: bool = False
+    ) -> tuple[Scheme, Alias]:
+        """Check a function or constant definition; return its scheme and,
+        for a local function, its closure's alias."""
         self.push()
+        consumed_before = dict(self.cons.consumed)
         if local:
-            self.cons.barriers.append((self.depth, "function"))
+            self.cons.enter(self.depth, "local function")
         tvars, svars = self._bind_tparams(d.tparams)
         ptypes = []
         param_vars: list[VarInfo] = []
@@ -1041,20 +1221,25 @@ class Checker:
             ptypes.append(pt)
         ret = self.resolve(d.ret) if d.ret is not None else None
         bt, bal = self.check(d.body, ret)
+        closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
         if local:
-            self.cons.barriers.pop()
+            self.cons.consumed = consumed_before
         self.pop()
         rt = ret if ret is not None else bt
-        if d.params and not local:
-            self.cons.check_result_aliases(bal, d.loc)
         if ret is not None:
-            self.cons.check_unique_return(
-                d.name, self.zonk(ret), bal, param_vars, d.body.loc
-            )
+            why = function_subtype_error(self.zonk(bt), self.zonk(ret))
+            if why is not None:
+                raise self.err(
+                    f"Function body does not have expected type {self.zonk(ret)}: {why}.",
+                    d.body.loc,
+                )
+        self._check_function_result(
+            f'"{d.name}"', ret, bal, param_vars, bool(d.params), d.body.loc
+        )
         t = rt
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
-        return Scheme(tvars, svars, t)
+        return Scheme(tvars, svars, t), closure
 
     def check_decl(self, d: S.Decl) -> None:
         match d:
@@ -1080,8 +1265,8 @@ class Checker:
         self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
-        self.bind_var(d.name, self_type, d.loc, consumable="a function")
-        scheme = self.check_function(d)
+        self.bind_var(d.name, self_type, d.loc, consumable="a function", exact=True)
+        scheme, _ = self.check_function(d)
         self.pop()
         self.unify(self_type, scheme.type, d.loc, f'recursive use of "{d.name}"')
         self._apply_defaults()
@@ -1113,7 +1298,9 @@ class Checker:
             prev = self.scopes[0].vars[d.name]
             if prev.loc.file == d.loc.file and prev.is_global and prev.loc != NOWHERE:
                 pass  # Futhark allows shadowing earlier top-level definitions.
-        info = self.bind_var(d.name, scheme.type, d.loc, scheme=scheme, is_global=True)
+        info = self.bind_var(
+            d.name, scheme.type, d.loc, scheme=scheme, is_global=True, exact=True
+        )
         if not d.params and not d.tparams and _contains_array(scheme.type):
             info.aliases = frozenset({f"global:{d.name}"})
 
@@ -1287,6 +1474,19 @@ def _anonymise_differing_sizes(t1: Type, t2: Type, u: Unifier) -> Type:
     return t1
 
 
+def _updates_inside(value: S.Expr, src: S.Expr) -> bool:
+    """Whether `value` is an index update of a field of `src` itself (the
+    parser's form of `src with f[i] = v`)."""
+    if not isinstance(value, (S.Update, S.RecordUpdate)):
+        return False
+    inner = value.src
+    while isinstance(inner, S.Project):
+        inner = inner.expr
+    if isinstance(inner, S.Index):
+        inner = inner.expr
+    return inner is src or _updates_inside(value.value, src)
+
+
 def _has_ascription(p: S.Pat) -> bool:
     match p:
         case S.PAscribe():
@@ -1312,14 +1512,18 @@ def _pattern_as_expr(p: S.Pat) -> S.Expr:
     raise CompileError("a loop without an initial value needs named parameters", p.loc)
 
 
-def _pattern_components(p: S.Pat) -> list[set[str]]:
-    """The variable names of each top-level component of a tuple pattern."""
+def _unique_names(p: S.Pat, unique: bool = False) -> set[str]:
+    """The names a pattern declares unique (`(xs: *[]i32, n)`)."""
     match p:
-        case S.PAscribe(inner, _, _):
-            return _pattern_components(inner)
-        case S.PTuple(elems, _) if len(elems) != 1:
-            return [_pattern_names(x) for x in elems]
-    return [_pattern_names(p)]
+        case S.PId(name, _):
+            return {name} if unique else set()
+        case S.PAscribe(inner, te, _):
+            return _unique_names(inner, unique or isinstance(te, S.TEUnique))
+        case S.PTuple(elems, _):
+            return set().union(*(_unique_names(x, unique) for x in elems))
+        case S.PRecord(fields, _):
+            return set().union(*(_unique_names(x, unique) for _, x in fields))
+    return set()
 
 
 def _pattern_names(p: S.Pat) -> set[str]:
