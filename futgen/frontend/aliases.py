@@ -26,7 +26,7 @@ The model follows Futhark's (`Language/Futhark/TypeChecker/Consumption.hs`):
 - A function result aliases its non-consumed arguments, the function value
   itself (a function parameter, or the free variables of a lambda or local
   function: its *closure*), and a fresh pseudo-id naming the application
-  (`app:3`, "the result of applying f"), except the parts of it whose
+  (`anon:3`, "the result of applying f"), except the parts of it whose
   declared type is unique (`*`): that is how `map`, `copy` and friends
   produce fresh arrays.  A loop's result likewise aliases its body's result
   and, for parameters it does not consume, its initial value.
@@ -56,10 +56,11 @@ import itertools
 import re
 
 from futgen.errors import CompileError, Loc
+from futgen.frontend import syntax as S
 from futgen.frontend.types import Array, Arrow, Record, Scalar, Tuple, Type
 
-# An alias: a set of variable ids for a non-tuple value, or one alias per
-# component of a tuple value.
+# An alias: a set of variable ids for a value of array (or unknown) type,
+# or one alias per component of a tuple or record value.
 Alias = frozenset | tuple
 
 NO_ALIAS: frozenset = frozenset()
@@ -130,11 +131,89 @@ def component(a: Alias, i: int) -> Alias:
     return flatten_alias(a)
 
 
-def replace_component(a: Alias, i: int, n: int, new: Alias) -> Alias:
-    """`a` (of a value of `n` components) with component `i` replaced by `new`."""
-    parts = [component(a, j) for j in range(n)]
-    parts[i] = new
+def _field_names(t: Type) -> list[str]:
+    """The fields of a (resolved) tuple or record type, in component order."""
+    if isinstance(t, Record):
+        return [f for f, _ in t.fields]
+    if isinstance(t, Tuple):
+        return [str(i) for i in range(len(t.elems))]
+    return []
+
+
+def field_alias(t: Type, al: Alias, name: str) -> Alias:
+    """The alias of field `name` of a value of (resolved) type `t` and alias `al`."""
+    names = _field_names(t)
+    if name in names:
+        return component(al, names.index(name))
+    return flatten_alias(al)
+
+
+def with_field_alias(t: Type, al: Alias, fields: list[str], new: Alias) -> Alias:
+    """The alias of `v with f.g = x`: `v` of (resolved) type `t` and alias `al`,
+    `x` of alias `new`."""
+    if not fields:
+        return new
+    names = _field_names(t)
+    if fields[0] not in names:
+        return flatten_alias(al) | flatten_alias(new)
+    i = names.index(fields[0])
+    ft = t.elems[i] if isinstance(t, Tuple) else t.fields[i][1]  # type: ignore[union-attr]
+    parts = [component(al, j) for j in range(len(names))]
+    parts[i] = with_field_alias(ft, parts[i], fields[1:], new)
     return tuple(parts)
+
+
+def updates_inside(value: S.Expr, src: S.Expr) -> bool:
+    """Whether `value` is an index update of a field of `src` itself: the
+    parser's form of `src with f[i] = v`, which shares the node `src`."""
+    if not isinstance(value, (S.Update, S.RecordUpdate)):
+        return False
+    inner = value.src
+    while isinstance(inner, S.Project):
+        inner = inner.expr
+    if isinstance(inner, S.Index):
+        inner = inner.expr
+    return inner is src or updates_inside(value.value, src)
+
+
+def pattern_aliases(p: S.Pat, t: Type, al: Alias) -> list[Alias]:
+    """The aliases of the variables of pattern `p` (in binding order) bound
+    to a value of (resolved) type `t` and alias `al`."""
+    match p:
+        case S.PId():
+            return [al]
+        case S.PAscribe(inner, _, _):
+            return pattern_aliases(inner, t, al)
+        case S.PTuple(elems, _) if len(elems) == 1:
+            return pattern_aliases(elems[0], t, al)
+        case S.PTuple(elems, _):
+            ts = t.elems if isinstance(t, Tuple) else [t] * len(elems)
+            return [
+                a
+                for i, (x, xt) in enumerate(zip(elems, ts))
+                for a in pattern_aliases(x, xt, component(al, i))
+            ]
+        case S.PRecord(fields, _):
+            out = []
+            for f, x in fields:
+                ft = t.field(f) if isinstance(t, Record) else None
+                out += pattern_aliases(x, ft or t, field_alias(t, al, f))
+            return out
+    return []
+
+
+def unique_names(p: S.Pat, unique: bool = False) -> set[str]:
+    """The names a pattern declares unique (`(xs: *[]i32, n)`)."""
+    match p:
+        case S.PId(name, _):
+            return {name} if unique else set()
+        case S.PAscribe(inner, te, _):
+            return unique_names(inner, unique or isinstance(te, S.TEUnique))
+        case S.PTuple(elems, _):
+            return set().union(*(unique_names(x, unique) for x in elems))
+        case S.PRecord(fields, _):
+            return set().union(*(unique_names(x, unique) for _, x in fields))
+    return set()
 
 
 def self_alias(uid: str, t: Type, src: Alias) -> Alias:
@@ -450,19 +529,68 @@ class Consumption:
 
     # ----------------------------------------------------------------- loops
 
-    def check_loop_returns(
+    def check_loop_result(
+        self,
+        pat: S.Pat,
+        t: Type,
+        params: list[Bound],
+        newly: set,
+        body: Alias,
+        loc: Loc,
+    ) -> set[str]:
+        """Check what a loop's body returns for its parameters; return the
+        ids of the parameters the loop consumes: those declared unique, those
+        the body consumed (`newly`), and those whose value is returned for a
+        consumed parameter, to a fixed point (as Futhark infers them).
+
+        Args:
+            pat, t: the loop's parameter pattern and its (resolved) type.
+            params: the variables `pat` binds, in order, all at one depth.
+            body: the alias of the body's result.
+        """
+        returned = dict(zip((p.uid for p in params), pattern_aliases(pat, t, body)))
+        declared = unique_names(pat)
+        consumed = {p.uid for p in params if p.uid in newly or p.name in declared}
+        while True:
+            more = set(consumed)
+            for uid in consumed:
+                more |= {p.uid for p in params if p.uid in base_ids(returned[uid])}
+            if more == consumed:
+                break
+            consumed = more
+        depth = params[0].depth if params else 0
+        self._check_loop_returns(
+            [(p, p.uid in consumed, returned[p.uid]) for p in params], depth, loc
+        )
+        return consumed
+
+    def consume_loop_init(
+        self,
+        pat: S.Pat,
+        t: Type,
+        params: list[Bound],
+        consumed: set[str],
+        init: Alias,
+        loc: Loc,
+    ) -> frozenset:
+        """Consume the parts of a loop's initial value (of alias `init`) whose
+        parameters the loop consumes; return the ids consumed."""
+        out: frozenset = NO_ALIAS
+        for p, al in zip(params, pattern_aliases(pat, t, init)):
+            if p.uid in consumed:
+                self.consume(al, loc, "the initial value of a consumed loop parameter")
+                out |= flatten_alias(al)
+        return out
+
+    def _check_loop_returns(
         self,
         params: list[tuple[Bound, bool, Alias]],
         loop_depth: int,
         loc: Loc,
     ) -> None:
-        """Check what a loop body returns for its parameters.
-
-        Args:
-            params: each loop parameter with whether the loop consumes it and
-                the alias of the body's result for it, in order.
-            loop_depth: the depth the loop parameters are bound at.
-        """
+        """Check each loop parameter (whether consumed, the alias the body
+        returns for it): a consumed one may not get a value from outside the
+        loop, nor one returned for another parameter."""
         cons: frozenset = NO_ALIAS
         obs: frozenset = NO_ALIAS
         for p, consumed, al in params:
@@ -493,11 +621,14 @@ class Consumption:
             else:
                 obs |= uids
 
-    def check_loop_free(self, free: list[Bound], consumed: set, loc: Loc, what: str) -> None:
-        """The body (or condition) of a loop may not use what its initial
-        value consumed."""
+    def check_loop_free(
+        self, free: list[Bound], consumed: frozenset, loc: Loc, what: str
+    ) -> None:
+        """The body (or condition) of a loop may not use (its free variables
+        `free` may not alias) what its initial value consumed."""
+        gone = base_ids(consumed)
         for v in free:
-            if base_ids(v.aliases) & consumed or base_id(v.uid) in consumed:
+            if base_ids(v.aliases) & gone or base_id(v.uid) in gone:
                 raise CompileError(
                     f'{what} uses "{v.name}" (or an alias), but this is consumed by '
                     "the initial loop argument.",

@@ -29,16 +29,16 @@ from futgen.frontend.aliases import (
     Consumption,
     alias_by_uniqueness,
     any_array,
-    base_ids,
-    component,
+    field_alias,
     flatten_alias,
     function_subtype_error,
     is_unique,
     make_unique,
     merge_alias,
     remove_alias,
-    replace_component,
     self_alias,
+    updates_inside,
+    with_field_alias,
 )
 from futgen.frontend.types import (
     BOOL,
@@ -512,18 +512,7 @@ class Checker:
             ft = self.u.require_field(t, e.field)
         except UnifyError as ex:
             raise self.err(f'Cannot access field "{e.field}": {ex}', e.loc) from None
-        return ft, self._field_alias(t, al, e.field)
-
-    def _field_alias(self, t: Type, al: Alias, name: str) -> Alias:
-        """The alias of field `name` of a value of type `t` and alias `al`."""
-        t = self.u.shallow(t)
-        if isinstance(t, Record):
-            names = [f for f, _ in t.fields]
-            if name in names:
-                return component(al, names.index(name))
-        if isinstance(t, Tuple) and name.isdigit():
-            return component(al, int(name))
-        return flatten_alias(al)
+        return ft, field_alias(self.zonk(t), al, e.field)
 
     def _check_Index(self, e: S.Index, _exp) -> tuple[Type, Alias]:
         t, al = self.check(e.expr)
@@ -901,36 +890,14 @@ class Checker:
                 raise self.err(
                     f"with type that must be a record: {ex}", e.loc
                 ) from None
-        if _updates_inside(e.value, e.src):
+        if updates_inside(e.value, e.src):
             # `src with f[i] = v` (parsed with `src.f` inside the value): src
             # was checked once above; the result, like an update's, is fresh.
             self._checked[id(e.src)] = (st, sal)
             self.check(e.value, ft)
             return st, NO_ALIAS
         _, val = self.check(e.value, ft)
-        return st, self._with_field_alias(st, sal, e.fields, val)
-
-    def _with_field_alias(
-        self, t: Type, al: Alias, fields: list[str], new: Alias
-    ) -> Alias:
-        """The alias of a value of type `t` and alias `al` whose field path
-        `fields` is replaced by a value of alias `new`."""
-        if not fields:
-            return new
-        t = self.u.shallow(t)
-        names = (
-            [f for f, _ in t.fields]
-            if isinstance(t, Record)
-            else [str(i) for i in range(len(t.elems))]
-            if isinstance(t, Tuple)
-            else []
-        )
-        if fields[0] not in names:
-            return flatten_alias(al) | flatten_alias(new)
-        i = names.index(fields[0])
-        ft = self.u.require_field(t, fields[0])
-        inner = self._with_field_alias(ft, component(al, i), fields[1:], new)
-        return replace_component(al, i, len(names), inner)
+        return st, with_field_alias(self.zonk(st), sal, e.fields, val)
 
     def _check_Loop(self, e: S.Loop, _exp) -> tuple[Type, Alias]:
         init = e.init if e.init is not None else _pattern_as_expr(e.pat)
@@ -999,84 +966,15 @@ class Checker:
         )
         self.cons.leave()
         newly = set(self.cons.consumed) - consumed_before
-        consumed = self._consumed_loop_params(e.pat, pt, params, newly, bal)
-        self.cons.check_loop_returns(
-            [(p, p.uid in consumed, al)
-             for p, al in zip(params, self._pattern_aliases(e.pat, pt, bal))],
-            loop_depth,
-            e.loc,
-        )
+        zpt = self.zonk(pt)
+        consumed = self.cons.check_loop_result(e.pat, zpt, params, newly, bal, e.loc)
         for p in params:
             self.cons.consumed.pop(p.uid, None)
         self.pop()
-        init_consumed = self._consume_loop_init(e.pat, pt, params, consumed, ial, init.loc)
-        self.cons.check_loop_free(free_body, init_consumed, e.loc, "Loop body")
-        self.cons.check_loop_free(free_cond, init_consumed, e.loc, "Loop condition")
-        return pt, merge_alias(remove_alias(ial, init_consumed), bal)
-
-    def _consumed_loop_params(
-        self, pat: S.Pat, pt: Type, params: list[VarInfo], newly: set, bal: Alias
-    ) -> set[str]:
-        """The ids of the loop parameters the loop consumes: those declared
-        unique, those the body consumes, and those whose new value is
-        returned for a consumed parameter (to a fixed point)."""
-        declared = _unique_names(pat)
-        consumed = {p.uid for p in params if p.uid in newly or p.name in declared}
-        returned = dict(
-            zip((p.uid for p in params), self._pattern_aliases(pat, pt, bal))
-        )
-        while True:
-            more = set(consumed)
-            for uid in consumed:
-                more |= {p.uid for p in params if p.uid in base_ids(returned[uid])}
-            if more == consumed:
-                return consumed
-            consumed = more
-
-    def _consume_loop_init(
-        self,
-        pat: S.Pat,
-        pt: Type,
-        params: list[VarInfo],
-        consumed: set[str],
-        ial: Alias,
-        loc: Loc,
-    ) -> frozenset:
-        """Consume the parts of a loop's initial value whose parameters the
-        loop consumes; return the ids consumed."""
-        out: frozenset = NO_ALIAS
-        for p, al in zip(params, self._pattern_aliases(pat, pt, ial)):
-            if p.uid in consumed:
-                self.cons.consume(al, loc, "the initial value of a consumed loop parameter")
-                out |= flatten_alias(al)
-        return out
-
-    def _pattern_aliases(self, p: S.Pat, t: Type | None, al: Alias) -> list[Alias]:
-        """The aliases of the variables of pattern `p` (in binding order)
-        matched against a value of type `t` (if known) and alias `al`."""
-        match p:
-            case S.PId():
-                return [al]
-            case S.PAscribe(inner, _, _):
-                return self._pattern_aliases(inner, t, al)
-            case S.PTuple(elems, _) if len(elems) == 1:
-                return self._pattern_aliases(elems[0], t, al)
-            case S.PTuple(elems, _):
-                st = self.u.shallow(t) if t is not None else None
-                ts = st.elems if isinstance(st, Tuple) else [None] * len(elems)
-                return [
-                    a
-                    for i, (x, xt) in enumerate(zip(elems, ts))
-                    for a in self._pattern_aliases(x, xt, component(al, i))
-                ]
-            case S.PRecord(fields, _):
-                out = []
-                for f, x in fields:
-                    fal = self._field_alias(t, al, f) if t is not None else flatten_alias(al)
-                    ft = self.u.require_field(t, f) if t is not None else None
-                    out += self._pattern_aliases(x, ft, fal)
-                return out
-        return []
+        gone = self.cons.consume_loop_init(e.pat, zpt, params, consumed, ial, init.loc)
+        self.cons.check_loop_free(free_body, gone, e.loc, "Loop body")
+        self.cons.check_loop_free(free_cond, gone, e.loc, "Loop condition")
+        return pt, merge_alias(remove_alias(ial, gone), bal)
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
@@ -1168,7 +1066,7 @@ class Checker:
                         ft = self.u.require_field(t, f)
                     except UnifyError as ex:
                         raise self.err(f"record pattern: {ex}", p.loc) from None
-                    fal = self._field_alias(t, aliases, f)
+                    fal = field_alias(self.zonk(t), aliases, f)
                     self._bind_pattern(x, ft, fal, param, loop_param, out, unique)
             case S.PAscribe(inner, te, _):
                 u = bool(unique) or isinstance(te, S.TEUnique)
@@ -1474,19 +1372,6 @@ def _anonymise_differing_sizes(t1: Type, t2: Type, u: Unifier) -> Type:
     return t1
 
 
-def _updates_inside(value: S.Expr, src: S.Expr) -> bool:
-    """Whether `value` is an index update of a field of `src` itself (the
-    parser's form of `src with f[i] = v`)."""
-    if not isinstance(value, (S.Update, S.RecordUpdate)):
-        return False
-    inner = value.src
-    while isinstance(inner, S.Project):
-        inner = inner.expr
-    if isinstance(inner, S.Index):
-        inner = inner.expr
-    return inner is src or _updates_inside(value.value, src)
-
-
 def _has_ascription(p: S.Pat) -> bool:
     match p:
         case S.PAscribe():
@@ -1510,37 +1395,6 @@ def _pattern_as_expr(p: S.Pat) -> S.Expr:
         case S.PAscribe(inner, _, _):
             return _pattern_as_expr(inner)
     raise CompileError("a loop without an initial value needs named parameters", p.loc)
-
-
-def _unique_names(p: S.Pat, unique: bool = False) -> set[str]:
-    """The names a pattern declares unique (`(xs: *[]i32, n)`)."""
-    match p:
-        case S.PId(name, _):
-            return {name} if unique else set()
-        case S.PAscribe(inner, te, _):
-            return _unique_names(inner, unique or isinstance(te, S.TEUnique))
-        case S.PTuple(elems, _):
-            return set().union(*(_unique_names(x, unique) for x in elems))
-        case S.PRecord(fields, _):
-            return set().union(*(_unique_names(x, unique) for _, x in fields))
-    return set()
-
-
-def _pattern_names(p: S.Pat) -> set[str]:
-    match p:
-        case S.PId(name, _):
-            return {name}
-        case S.PAscribe(inner, _, _):
-            return _pattern_names(inner)
-        case S.PTuple(elems, _):
-            return set().union(*(_pattern_names(x) for x in elems)) if elems else set()
-        case S.PRecord(fields, _):
-            return (
-                set().union(*(_pattern_names(x) for _, x in fields))
-                if fields
-                else set()
-            )
-    return set()
 
 
 def _param_name(p: S.Pat) -> str | None:
