@@ -663,11 +663,14 @@ class Checker:
             return
         what = f'Argument #{i + 1} of "{fname}"'
         self.cons.check_functional_arg(before, arg.loc, what)
-        if isinstance(arg, S.Var) and self.lookup_var(arg.name) is None:
-            return  # a built-in: its `*t` results lost their `*` with `t`
+        if self._is_builtin(arg):
+            return  # its `*t` results lost their `*` with `t`
         why = function_subtype_error(at, self.zonk(param))
         if why is not None:
             raise self.err(f'Cannot apply "{fname}" to argument #{i + 1}: {why}.', arg.loc)
+
+    def _is_builtin(self, e: S.Expr) -> bool:
+        return isinstance(e, S.Var) and self.lookup_var(e.name) is None
 
     def _consume_args(
         self, fname: str, params: list[Type], args: list[S.Expr], als: list[Alias]
@@ -1119,18 +1122,18 @@ class Checker:
             ptypes.append(pt)
         ret = self.resolve(d.ret) if d.ret is not None else None
         bt, bal = self.check(d.body, ret)
-        closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
-        if local:
-            self.cons.consumed = consumed_before
-        self.pop()
-        rt = ret if ret is not None else bt
-        if ret is not None:
+        if ret is not None and not self._is_builtin(d.body):
             why = function_subtype_error(self.zonk(bt), self.zonk(ret))
             if why is not None:
                 raise self.err(
                     f"Function body does not have expected type {self.zonk(ret)}: {why}.",
                     d.body.loc,
                 )
+        closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
+        if local:
+            self.cons.consumed = consumed_before
+        self.pop()
+        rt = ret if ret is not None else bt
         self._check_function_result(
             f'"{d.name}"', ret, bal, param_vars, bool(d.params), d.body.loc
         )

@@ -254,3 +254,14 @@ def test_self_alias_names_components() -> None:
     al = self_alias("p#3", t, (frozenset({"xs#1"}), frozenset()))
     assert al == (frozenset({"xs#1", "p#3#0"}), frozenset())
     assert {base_id(u) for u in flatten_alias(al)} == {"xs#1", "p#3"}
+
+
+def test_builtin_with_unique_result_stands_for_a_unique_function() -> None:
+    # `copy : t -> *t`: the `*` of its result survives instantiation.
+    src = (
+        "def dup : []i32 -> *[]i32 = copy\n"
+        "def apply (g: []i32 -> *[]i32) (xs: []i32) = g xs with [0] = 9\n"
+        "def main (xs: []i32) = (apply copy xs, dup xs)"
+    )
+    a, b = run(src, i32s(1, 2))
+    assert a.tolist() == [9, 2] and b.tolist() == [1, 2]
