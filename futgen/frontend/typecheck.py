@@ -6,7 +6,8 @@ Alongside types it tracks, for every expression, which variables its value
 may alias, so that in-place updates and unique parameters can be checked:
 a consumed variable (and everything aliasing it) may not be used again, a
 non-unique parameter or a global may not be consumed, and a loop or lambda
-body may not consume variables bound outside it.  See Note [Aliases].
+body may not consume variables bound outside it.  The alias model and the
+consumption checks live in `aliases.py`.
 
 Sizes are checked where the program names them (`[n]`, constants); sizes
 given by expressions or left anonymous are checked at run time by the
@@ -22,6 +23,23 @@ from typing import Any
 
 from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
 from futgen.frontend import syntax as S
+from futgen.frontend.aliases import (
+    NO_ALIAS,
+    Alias,
+    Consumption,
+    alias_by_uniqueness,
+    any_array,
+    field_alias,
+    flatten_alias,
+    function_subtype_error,
+    is_unique,
+    make_unique,
+    merge_alias,
+    remove_alias,
+    self_alias,
+    updates_inside,
+    with_field_alias,
+)
 from futgen.frontend.types import (
     BOOL,
     FLOATS,
@@ -29,7 +47,6 @@ from futgen.frontend.types import (
     INTS,
     NUMERIC,
     PRIMS,
-    UNIT,
     Array,
     Arrow,
     Dim,
@@ -46,12 +63,6 @@ from futgen.frontend.types import (
     row_type,
 )
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
-
-# An alias description: a set of variable ids for a non-tuple value, or one
-# description per component of a tuple value.
-Alias = frozenset | tuple
-
-NO_ALIAS: frozenset = frozenset()
 
 ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
 INT_OPS = {"//", "%%", "&", "|", "^", "<<", ">>", ">>>"}
@@ -100,15 +111,6 @@ class Scope:
     types: dict[str, Any] = field(default_factory=dict)  # name -> Type | TypeAbbrev
 
 
-def _flatten_alias(a: Alias) -> frozenset:
-    if isinstance(a, frozenset):
-        return a
-    out: frozenset = frozenset()
-    for x in a:
-        out |= _flatten_alias(x)
-    return out
-
-
 def _is_prim(t: Type) -> bool:
     return isinstance(t, Scalar)
 
@@ -119,8 +121,9 @@ class Checker:
     def __init__(self) -> None:
         self.u = Unifier()
         self.scopes: list[Scope] = [Scope()]
-        self.consumed: dict[str, Loc] = {}
-        self.barriers: list[tuple[int, str]] = []  # (depth, "loop" | "lambda")
+        self.cons = Consumption(self._vars_by_uid, self._is_prim_var)
+        # Results of expressions the AST shares, to reuse rather than re-check.
+        self._checked: dict[int, tuple[Type, Alias]] = {}
         self._uids = itertools.count()
         self._visited: list[Any] = []
         self._builtin_cache: dict[str, Scheme] = {}
@@ -158,9 +161,17 @@ class Checker:
         consumable: str | None = None,
         scheme: Scheme | None = None,
         is_global: bool = False,
+        exact: bool = False,
     ) -> VarInfo:
+        """Bind `name`; `exact` gives it alias `aliases` rather than itself
+        plus `aliases` (local functions alias only their closure)."""
         uid = f"{name}#{next(self._uids)}"
-        al = NO_ALIAS if self.is_prim(t) else _flatten_alias(aliases) | {uid}
+        if self.is_prim(t):
+            al: Alias = NO_ALIAS
+        elif exact:
+            al = aliases
+        else:
+            al = self_alias(uid, self.zonk(t), aliases)
         info = VarInfo(
             uid,
             name,
@@ -224,7 +235,7 @@ class Checker:
                 return Arrow(None, self.resolve(param, anon), self.resolve(ret, anon))
             case S.TEUnique(inner, loc):
                 t = self.resolve(inner, anon)
-                return _make_unique(t)
+                return make_unique(t)
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
@@ -296,7 +307,9 @@ class Checker:
                 )
                 return SizeVar(name)
             case S.DimExpr(expr, _):
+                self.cons.enter(self.depth + 1, "size expression")
                 t, _ = self.check(expr)
+                self.cons.leave()
                 self.unify(t, I64, expr.loc, "a size expression must have type i64")
                 return self.size_of_expr(expr) or self.u.anonymous_size()
         raise AssertionError(d)
@@ -325,6 +338,8 @@ class Checker:
 
     def check(self, e: S.Expr, expected: Type | None = None) -> tuple[Type, Alias]:
         """Infer the type of `e` (unified with `expected` if given) and its aliases."""
+        if id(e) in self._checked:
+            return self._checked.pop(id(e))
         method = getattr(self, "_check_" + type(e).__name__, None)
         if method is None:
             raise UnsupportedFeature(f"expression {type(e).__name__}", e.loc)
@@ -354,8 +369,9 @@ class Checker:
             if e.name in BUILTIN_BINOPS:
                 return self._op_type(e.name, e.loc), NO_ALIAS
             return self.instantiate(self.builtin_scheme(e.name, e.loc)), NO_ALIAS
-        self.check_not_consumed(v, e.loc)
-        return self.instantiate(v.scheme), v.aliases
+        self.cons.observe(v, e.loc)
+        t = self.instantiate(v.scheme)
+        return t, (NO_ALIAS if self.is_prim(t) else v.aliases)
 
     def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
         from futgen.frontend.prelude import SIGNATURES
@@ -447,17 +463,18 @@ class Checker:
     def _check_RecordExp(self, e: S.RecordExp, _exp) -> tuple[Type, Alias]:
         fields: dict[str, Type] = {}
         first: dict[str, Loc] = {}
-        al: frozenset = NO_ALIAS
+        als: dict[str, Alias] = {}
         for name, x in e.fields:
             if name in fields:
                 raise self.err(
                     f'Field "{name}" previously defined at {first[name]}.', x.loc
                 )
             first[name] = x.loc
-            t, a = self.check(x)
+            t, als[name] = self.check(x)
             fields[name] = t
-            al |= _flatten_alias(a)
-        return _record_or_tuple(tuple(sorted(fields.items()))), al
+        rt = _record_or_tuple(tuple(sorted(fields.items())))
+        order = sorted(als, key=int) if isinstance(rt, Tuple) else sorted(als)
+        return rt, tuple(als[f] for f in order)
 
     def _check_ArrayLit(self, e: S.ArrayLit, exp) -> tuple[Type, Alias]:
         elem: Type = self.u.fresh_type()
@@ -495,9 +512,7 @@ class Checker:
             ft = self.u.require_field(t, e.field)
         except UnifyError as ex:
             raise self.err(f'Cannot access field "{e.field}": {ex}', e.loc) from None
-        if isinstance(al, tuple) and e.field.isdigit() and int(e.field) < len(al):
-            return ft, al[int(e.field)]
-        return ft, _flatten_alias(al)
+        return ft, field_alias(self.zonk(t), al, e.field)
 
     def _check_Index(self, e: S.Index, _exp) -> tuple[Type, Alias]:
         t, al = self.check(e.expr)
@@ -517,7 +532,7 @@ class Checker:
                 e.loc,
             )
         res = self._sliced_type(t, e.indices)
-        return res, (NO_ALIAS if self.is_prim(res) else _flatten_alias(al))
+        return res, (NO_ALIAS if self.is_prim(res) else flatten_alias(al))
 
     def _sliced_type(self, t: Array, indices: list[S.DimIndex]) -> Type:
         """Check the indices of `t[indices]` and return its type: sliced sizes are anonymous."""
@@ -593,7 +608,7 @@ class Checker:
         Arguments that are lambdas or sections are checked after the others,
         so that `map (\\x -> x.0) xs` learns the type of `x` from `xs`.
         """
-        ft, _ = self.check(fn)
+        ft, fn_alias = self.check(fn)
         fname = fn.full_name if isinstance(fn, S.Var) else "function"
         params: list[Type] = []
         cur = ft
@@ -615,6 +630,7 @@ class Checker:
         arg_aliases: list[Alias] = [NO_ALIAS] * len(args)
         for i in order:
             hint = params[i] if _is_function_literal(args[i]) else None
+            before = dict(self.cons.consumed)
             at, al = self.check(args[i], hint)
             arg_aliases[i] = al
             try:
@@ -625,19 +641,51 @@ class Checker:
                     f"{self.zonk(params[i])}, got {self.zonk(at)} ({ex}).",
                     args[i].loc,
                 ) from None
-        kept: list[Alias] = []
-        for i, arg in enumerate(args):
-            if _is_unique(self.zonk(params[i])):
-                self.consume(arg_aliases[i], arg.loc, f'argument #{i + 1} of "{fname}"')
-            else:
-                kept.append(arg_aliases[i])
+            self._check_functional_arg(fname, i, at, params[i], before, args[i])
         if (
             isinstance(fn, S.Var)
             and fn.full_name in FRESH_RESULT_BUILTINS
             and not fn.qual
         ):
+            self._consume_args(fname, params, args, arg_aliases)
             return cur, NO_ALIAS
-        return cur, self._result_aliases(cur, kept)
+        kept = [fn_alias, *self._consume_args(fname, params, args, arg_aliases)]
+        app = self.cons.fresh(f'the result of applying "{fname}" (at {e.loc})')
+        return cur, self._result_aliases(cur, [*kept, frozenset({app})])
+
+    def _check_functional_arg(
+        self, fname: str, i: int, at: Type, param: Type, before: dict, arg: S.Expr
+    ) -> None:
+        """A function passed as argument may neither consume anything when
+        evaluated nor consume more than the parameter's type allows."""
+        at = self.zonk(at)
+        if not isinstance(at, Arrow):
+            return
+        what = f'Argument #{i + 1} of "{fname}"'
+        self.cons.check_functional_arg(before, arg.loc, what)
+        if self._is_builtin(arg):
+            return  # its `*t` results lost their `*` with `t`
+        why = function_subtype_error(at, self.zonk(param))
+        if why is not None:
+            raise self.err(f'Cannot apply "{fname}" to argument #{i + 1}: {why}.', arg.loc)
+
+    def _is_builtin(self, e: S.Expr) -> bool:
+        return isinstance(e, S.Var) and self.lookup_var(e.name) is None
+
+    def _consume_args(
+        self, fname: str, params: list[Type], args: list[S.Expr], als: list[Alias]
+    ) -> list[Alias]:
+        """Consume the arguments passed for unique parameters; return the
+        aliases of the others, which the result may alias."""
+        kept: list[Alias] = []
+        for i, arg in enumerate(args):
+            if is_unique(self.zonk(params[i])):
+                others = [(als[j], args[j].loc) for j in range(len(args)) if j != i]
+                self.cons.check_consumed_arg(als[i], others, arg.loc)
+                self.cons.consume(als[i], arg.loc, f'argument #{i + 1} of "{fname}"')
+            else:
+                kept.append(als[i])
+        return kept
 
     def _dependent_result(self, arrow: Arrow, arg: S.Expr) -> Type:
         """The result type of `arrow` applied to `arg`, substituting a named size."""
@@ -668,8 +716,8 @@ class Checker:
         res = self.zonk(res)
         everything: frozenset = NO_ALIAS
         for a in arg_aliases:
-            everything |= _flatten_alias(a)
-        return _alias_by_uniqueness(res, everything)
+            everything |= flatten_alias(a)
+        return alias_by_uniqueness(res, everything)
 
     def _check_Lambda(self, e: S.Lambda, exp) -> tuple[Type, Alias]:
         expected_params: list[Type | None] = []
@@ -681,27 +729,51 @@ class Checker:
             else:
                 expected_params.append(None)
         self.push()
-        self.barriers.append((self.depth, "lambda"))
+        consumed_before = dict(self.cons.consumed)
+        self.cons.enter(self.depth, "lambda")
         ptypes = []
+        param_vars: list[VarInfo] = []
         for p, ex in zip(e.params, expected_params):
             pt = self.param_type(p)
             if ex is not None:
                 self.unify(pt, ex, p.loc, "lambda parameter")
-            self.bind_pattern(p, pt, NO_ALIAS, param=True)
+            param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         ret = self.resolve(e.ret) if e.ret is not None else None
-        body_t, _ = self.check(e.body, ret)
-        self.barriers.pop()
+        body_t, body_al = self.check(e.body, ret)
+        self._check_function_result(
+            "the lambda", ret, body_al, param_vars, bool(e.params), e.loc
+        )
+        free = self.cons.leave()
+        # What the body consumed is its own (anything else is an error).
+        self.cons.consumed = consumed_before
         self.pop()
         t = ret if ret is not None else body_t
         for p, pt in reversed(list(zip(e.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
-        return t, NO_ALIAS
+        return t, self.cons.closure(free)
+
+    def _check_function_result(
+        self,
+        what: str,
+        ret: Type | None,
+        body_al: Alias,
+        params: list[VarInfo],
+        has_params: bool,
+        loc: Loc,
+    ) -> None:
+        """The result of a function with parameters may not alias a global
+        constant; a declared unique result must be fresh."""
+        if has_params:
+            self.cons.check_result_aliases(body_al, loc)
+        if ret is not None:
+            self.cons.check_return(what, self.zonk(ret), body_al, params, loc)
 
     def _check_OpSection(self, e: S.OpSection, _exp) -> tuple[Type, Alias]:
         v = self.lookup_var(e.op)
         if v is not None:
-            return self.instantiate(v.scheme), NO_ALIAS
+            self.cons.observe(v, e.loc)
+            return self.instantiate(v.scheme), v.aliases
         if e.op not in BUILTIN_BINOPS:
             return self.instantiate(self.builtin_scheme(e.op, e.loc)), NO_ALIAS
         return self._op_type(e.op, e.loc), NO_ALIAS
@@ -709,7 +781,8 @@ class Checker:
     def _section_type(
         self, e: S.Expr, op: str, arg: S.Expr, left: bool
     ) -> tuple[Type, Alias]:
-        opt = self.u.shallow(self._check_OpSection(S.OpSection(op, loc=e.loc), None)[0])
+        opt, op_al = self._check_OpSection(S.OpSection(op, loc=e.loc), None)
+        opt = self.u.shallow(opt)
         if not isinstance(opt, Arrow) or not isinstance(self.u.shallow(opt.ret), Arrow):
             raise self.err(f'Operator "{op}" is not binary.', e.loc)
         inner = self.u.shallow(opt.ret)
@@ -718,7 +791,7 @@ class Checker:
         known = opt.param if left else inner.param
         self.unify(known, at, arg.loc, f'operand of section "{op}"')
         other = inner.param if left else opt.param
-        return Arrow(None, other, inner.ret), al
+        return Arrow(None, other, inner.ret), flatten_alias(al) | flatten_alias(op_al)
 
     def _check_LeftSection(self, e: S.LeftSection, _exp) -> tuple[Type, Alias]:
         return self._section_type(e, e.op, e.arg, left=True)
@@ -735,22 +808,25 @@ class Checker:
 
     def _check_If(self, e: S.If, _exp) -> tuple[Type, Alias]:
         self.check(e.cond, BOOL)
-        before = dict(self.consumed)
+        before = dict(self.cons.consumed)
         t1, a1 = self.check(e.then)
-        after_then = self.consumed
-        self.consumed = dict(before)
+        after_then = self.cons.consumed
+        self.cons.consumed = dict(before)
         t2, a2 = self.check(e.els)
-        self.consumed.update(after_then)
+        self.cons.consumed.update(after_then)
         self.unify(
             t1, t2, e.els.loc, "branches of if have different types", lenient=True
         )
         t = _anonymise_differing_sizes(self.zonk(t1), self.zonk(t2), self.u)
         # A branch's result cannot be what the other branch consumed.
-        consumed_here = frozenset(self.consumed) - frozenset(before)
-        return t, _remove_alias(_merge_alias(a1, a2), consumed_here)
+        consumed_here = frozenset(self.cons.consumed) - frozenset(before)
+        return t, remove_alias(merge_alias(a1, a2), consumed_here)
 
     def _check_LetPat(self, e: S.LetPat, _exp) -> tuple[Type, Alias]:
+        before = dict(self.cons.consumed)
         vt, val = self.check(e.value)
+        if isinstance(self.u.shallow(vt), Arrow):
+            self.cons.check_functional_arg(before, e.value.loc, "Let-bound expression")
         self.push()
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
@@ -763,32 +839,33 @@ class Checker:
 
     def _check_LetFun(self, e: S.LetFun, _exp) -> tuple[Type, Alias]:
         decl = S.ValDecl(False, e.name, e.tparams, e.params, e.ret, e.value, e.loc)
-        scheme = self.check_function(decl, local=True)
+        scheme, closure = self.check_function(decl, local=True)
         self.push()
         self.bind_var(
-            e.name, scheme.type, e.loc, scheme=scheme, consumable="a function"
+            e.name,
+            scheme.type,
+            e.loc,
+            closure,
+            consumable="a function",
+            scheme=scheme,
+            exact=True,
         )
         t, al = self.check(e.body)
         self.pop()
         return t, al
 
     def _check_Update(self, e: S.Update, _exp) -> tuple[Type, Alias]:
-        st, sal = self.check(e.src)
-        idx = S.Index(e.src, e.indices, loc=e.loc)
-        # Reuse indexing rules for the element type, without re-checking src.
-        elem_t = self._indexed_type(st, e.indices, e.loc)
+        # The value is evaluated before the source is consumed (as in Futhark).
         vt, val = self.check(e.value)
+        st, sal = self.check(e.src)
+        elem_t = self._indexed_type(st, e.indices, e.loc)
         self.unify(
             elem_t, vt, e.value.loc, "the value written by `with` has the wrong type"
         )
-        del idx
-        if _flatten_alias(val) & _flatten_alias(sal) and not self.is_prim(vt):
-            raise self.err(
-                "The value written by `with` is aliased to the array being updated.",
-                e.value.loc,
-            )
-        self.consume(sal, e.src.loc, "the source of an in-place update")
-        return _make_unique(st) if isinstance(
+        if not self.is_prim(vt):
+            self.cons.check_update_overlap(sal, val, e.value.loc)
+        self.cons.consume(sal, e.src.loc, "the source of an in-place update")
+        return make_unique(st) if isinstance(
             self.u.shallow(st), Array
         ) else st, NO_ALIAS
 
@@ -816,8 +893,14 @@ class Checker:
                 raise self.err(
                     f"with type that must be a record: {ex}", e.loc
                 ) from None
-        self.check(e.value, ft)
-        return st, sal
+        if updates_inside(e.value, e.src):
+            # `src with f[i] = v` (parsed with `src.f` inside the value): src
+            # was checked once above; the result, like an update's, is fresh.
+            self._checked[id(e.src)] = (st, sal)
+            self.check(e.value, ft)
+            return st, NO_ALIAS
+        _, val = self.check(e.value, ft)
+        return st, with_field_alias(self.zonk(st), sal, e.fields, val)
 
     def _check_Loop(self, e: S.Loop, _exp) -> tuple[Type, Alias]:
         init = e.init if e.init is not None else _pattern_as_expr(e.pat)
@@ -838,10 +921,12 @@ class Checker:
             if not _has_ascription(e.pat)
             else pt
         )
-        self.barriers.append((self.depth, "loop"))
-        consumed_before = set(self.consumed)
+        loop_depth = self.depth
+        self.cons.enter(loop_depth, "loop")
+        consumed_before = set(self.cons.consumed)
         params = self.bind_pattern(e.pat, pt, NO_ALIAS, param=True, loop_param=True)
         self.push()
+        free_cond: list[VarInfo] = []
         match e.form:
             case S.ForLoop(var, bound, loc):
                 bt, _ = self.check(bound)
@@ -868,8 +953,12 @@ class Checker:
                 )
                 self.bind_pattern(pat, et, NO_ALIAS)
             case S.WhileLoop(cond, _):
+                self.cons.watch(loop_depth)
                 self.check(cond, BOOL)
-        bt, _ = self.check(e.body)
+                free_cond = self.cons.unwatch()
+        self.cons.watch(loop_depth)
+        bt, bal = self.check(e.body)
+        free_body = self.cons.unwatch()
         self.pop()
         self.unify(
             pt,
@@ -878,37 +967,17 @@ class Checker:
             "Loop body does not have expected type",
             lenient=not _has_ascription(e.pat),
         )
-        self.barriers.pop()
-        newly = set(self.consumed) - consumed_before
+        self.cons.leave()
+        newly = set(self.cons.consumed) - consumed_before
+        zpt = self.zonk(pt)
+        consumed = self.cons.check_loop_result(e.pat, zpt, params, newly, bal, e.loc)
         for p in params:
-            self.consumed.pop(p.uid, None)
+            self.cons.consumed.pop(p.uid, None)
         self.pop()
-        return pt, self._consume_loop_init(e.pat, params, newly, ial, init.loc)
-
-    def _consume_loop_init(
-        self, pat: S.Pat, params: list[VarInfo], newly: set, ial: Alias, loc: Loc
-    ) -> Alias:
-        """Consume the parts of a loop's initial value whose parameters the body consumed.
-
-        Returns the aliases of the loop's result: consumed parts are fresh.
-        """
-        comps = _pattern_components(pat)
-        if len(comps) > 1 and isinstance(ial, tuple) and len(ial) == len(comps):
-            out = []
-            for names, al in zip(comps, ial):
-                uids = {p.uid for p in params if p.name in names}
-                if uids & newly:
-                    self.consume(
-                        al, loc, "the initial value of a consumed loop parameter"
-                    )
-                    out.append(NO_ALIAS)
-                else:
-                    out.append(al)
-            return tuple(out)
-        if {p.uid for p in params} & newly:
-            self.consume(ial, loc, "the initial value of a consumed loop parameter")
-            return NO_ALIAS
-        return ial
+        gone = self.cons.consume_loop_init(e.pat, zpt, params, consumed, ial, init.loc)
+        self.cons.check_loop_free(free_body, gone, e.loc, "Loop body")
+        self.cons.check_loop_free(free_cond, gone, e.loc, "Loop condition")
+        return pt, merge_alias(remove_alias(ial, gone), bal)
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
@@ -958,7 +1027,7 @@ class Checker:
     ) -> list[VarInfo]:
         """Bind the variables of `p` to the components of a value of type `t`."""
         out: list[VarInfo] = []
-        self._bind_pattern(p, t, aliases, param, loop_param, out, unique=False)
+        self._bind_pattern(p, t, aliases, param, loop_param, out, unique=None)
         return out
 
     def _bind_pattern(self, p, t, aliases, param, loop_param, out, unique) -> None:
@@ -968,8 +1037,10 @@ class Checker:
             case S.PId(name, loc):
                 zt = self.zonk(t)
                 consumable = None
-                if param and not loop_param and not (unique or _is_unique(zt)):
+                if param and not loop_param and not (unique or is_unique(zt)):
                     consumable = "a non-unique parameter"
+                if loop_param and unique is False and not is_unique(zt):
+                    consumable = "a loop parameter of non-unique type"
                 out.append(self.bind_var(name, t, loc, aliases, consumable))
             case S.PWild():
                 pass
@@ -998,63 +1069,25 @@ class Checker:
                         ft = self.u.require_field(t, f)
                     except UnifyError as ex:
                         raise self.err(f"record pattern: {ex}", p.loc) from None
-                    self._bind_pattern(
-                        x, ft, _flatten_alias(aliases), param, loop_param, out, unique
-                    )
+                    fal = field_alias(self.zonk(t), aliases, f)
+                    self._bind_pattern(x, ft, fal, param, loop_param, out, unique)
             case S.PAscribe(inner, te, _):
-                u = unique or isinstance(te, S.TEUnique)
+                u = bool(unique) or isinstance(te, S.TEUnique)
                 self._bind_pattern(inner, t, aliases, param, loop_param, out, u)
 
     # =========================================================== consumption
 
-    def check_not_consumed(self, v: VarInfo, loc: Loc) -> None:
-        # Report the variable's own consumption first, else an alias's, by name.
-        for uid in [v.uid, *sorted(_flatten_alias(v.aliases) - {v.uid})]:
-            if uid in self.consumed:
-                name = uid.split("#")[0].removeprefix("global:")
-                what = "this" if uid == v.uid else f'"{name}", which it aliases,'
-                raise self.err(
-                    f'Using "{v.name}", but {what} was consumed at {self.consumed[uid]}.',
-                    loc,
-                )
-
-    def consume(self, aliases: Alias, loc: Loc, what: str) -> None:
-        uids = _flatten_alias(aliases)
-        for info in self._vars_by_uid(uids):
-            if info.is_global:
-                raise self.err(
-                    f'Consuming "{info.name}", which is not consumable (a global constant).',
-                    loc,
-                )
-            if info.consumable is not None:
-                raise self.err(
-                    f'Consuming "{info.name}", which is not consumable ({info.consumable}); '
-                    f"consumed as {what}.",
-                    loc,
-                )
-            for depth, kind in reversed(self.barriers):
-                if info.depth < depth:
-                    raise self.err(
-                        f'Consuming variable "{info.name}", which is bound outside the '
-                        f"enclosing {kind}.",
-                        loc,
-                    )
-        for uid in uids:
-            self.consumed.setdefault(uid, loc)
+    def _is_prim_var(self, v: VarInfo) -> bool:
+        return self.is_prim(v.scheme.type)
 
     def _vars_by_uid(self, uids: frozenset) -> Iterator[VarInfo]:
+        """The variables in scope among the ids `uids` (for `Consumption`)."""
         seen = set()
         for scope in self.scopes:
             for info in scope.vars.values():
                 if info.uid in uids and info.uid not in seen:
                     seen.add(info.uid)
                     yield info
-        for uid in uids:
-            if uid.startswith("global:") and uid not in seen:
-                name = uid.split(":", 1)[1]
-                yield VarInfo(
-                    uid, name, Scheme((), (), UNIT), NOWHERE, 0, is_global=True
-                )
 
     # ========================================================== declarations
 
@@ -1071,11 +1104,15 @@ class Checker:
                 tvars.append(tp.name)
         return tuple(tvars), tuple(svars)
 
-    def check_function(self, d: S.ValDecl, local: bool = False) -> Scheme:
-        """Check a function or constant definition and return its scheme."""
+    def check_function(
+        self, d: S.ValDecl, local: bool = False
+    ) -> tuple[Scheme, Alias]:
+        """Check a function or constant definition; return its scheme and,
+        for a local function, its closure's alias."""
         self.push()
+        consumed_before = dict(self.cons.consumed)
         if local:
-            self.barriers.append((self.depth, "function"))
+            self.cons.enter(self.depth, "local function")
         tvars, svars = self._bind_tparams(d.tparams)
         ptypes = []
         param_vars: list[VarInfo] = []
@@ -1085,50 +1122,25 @@ class Checker:
             ptypes.append(pt)
         ret = self.resolve(d.ret) if d.ret is not None else None
         bt, bal = self.check(d.body, ret)
+        if ret is not None and not self._is_builtin(d.body):
+            why = function_subtype_error(self.zonk(bt), self.zonk(ret))
+            if why is not None:
+                raise self.err(
+                    f"Function body does not have expected type {self.zonk(ret)}: {why}.",
+                    d.body.loc,
+                )
+        closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
         if local:
-            self.barriers.pop()
+            self.cons.consumed = consumed_before
         self.pop()
         rt = ret if ret is not None else bt
-        if d.params and not local:
-            self._check_result_aliases(d, rt, bal)
-        if ret is not None:
-            self._check_unique_return(d, self.zonk(ret), bal, param_vars)
+        self._check_function_result(
+            f'"{d.name}"', ret, bal, param_vars, bool(d.params), d.body.loc
+        )
         t = rt
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
-        return Scheme(tvars, svars, t)
-
-    def _check_unique_return(
-        self, d: S.ValDecl, rt: Type, bal: Alias, params: list[VarInfo]
-    ) -> None:
-        """A unique result (component) must not share memory with a non-unique parameter."""
-        if (
-            isinstance(rt, Tuple)
-            and isinstance(bal, tuple)
-            and len(bal) == len(rt.elems)
-        ):
-            for t, al in zip(rt.elems, bal):
-                self._check_unique_return(d, t, al, params)
-            return
-        if not _is_unique(rt):
-            return
-        uids = _flatten_alias(bal)
-        for p in params:
-            if p.uid in uids and p.consumable is not None:
-                raise self.err(
-                    f'Unique-typed return value of "{d.name}" is aliased to "{p.name}", '
-                    "which is not consumable.",
-                    d.body.loc,
-                )
-
-    def _check_result_aliases(self, d: S.ValDecl, rt: Type, bal: Alias) -> None:
-        for uid in _flatten_alias(bal):
-            if uid.startswith("global:"):
-                name = uid.split(":", 1)[1]
-                raise self.err(
-                    f'Function result aliases the free variable "{name}"; use "copy".',
-                    d.loc,
-                )
+        return Scheme(tvars, svars, t), closure
 
     def check_decl(self, d: S.Decl) -> None:
         match d:
@@ -1151,11 +1163,11 @@ class Checker:
 
     def check_value_decl(self, d: S.ValDecl) -> None:
         self._visited = []
-        self.consumed = {}
+        self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
-        self.bind_var(d.name, self_type, d.loc, consumable="a function")
-        scheme = self.check_function(d)
+        self.bind_var(d.name, self_type, d.loc, consumable="a function", exact=True)
+        scheme, _ = self.check_function(d)
         self.pop()
         self.unify(self_type, scheme.type, d.loc, f'recursive use of "{d.name}"')
         self._apply_defaults()
@@ -1187,7 +1199,9 @@ class Checker:
             prev = self.scopes[0].vars[d.name]
             if prev.loc.file == d.loc.file and prev.is_global and prev.loc != NOWHERE:
                 pass  # Futhark allows shadowing earlier top-level definitions.
-        info = self.bind_var(d.name, scheme.type, d.loc, scheme=scheme, is_global=True)
+        info = self.bind_var(
+            d.name, scheme.type, d.loc, scheme=scheme, is_global=True, exact=True
+        )
         if not d.params and not d.tparams and _contains_array(scheme.type):
             info.aliases = frozenset({f"global:{d.name}"})
 
@@ -1233,65 +1247,8 @@ def _record_or_tuple(fields: tuple[tuple[str, Type], ...]) -> Type:
     return Record(fields)
 
 
-def _make_unique(t: Type) -> Type:
-    match t:
-        case Array(e, s, _):
-            return Array(e, s, True)
-        case Tuple(es):
-            return Tuple(tuple(_make_unique(x) for x in es))
-        case Record(fs):
-            return Record(tuple((f, _make_unique(x)) for f, x in fs))
-    return t
-
-
-def _any_array(t: Type, pred) -> bool:
-    """Whether some array inside `t` (through tuples and records) satisfies `pred`."""
-    match t:
-        case Array():
-            return pred(t)
-        case Tuple(es):
-            return any(_any_array(x, pred) for x in es)
-        case Record(fs):
-            return any(_any_array(x, pred) for _, x in fs)
-    return False
-
-
-def _is_unique(t: Type) -> bool:
-    return _any_array(t, lambda a: a.unique)
-
-
-def _alias_by_uniqueness(t: Type, everything: frozenset) -> Alias:
-    """Aliases of a function result of type `t`: unique parts alias nothing."""
-    match t:
-        case Tuple(es):
-            return tuple(_alias_by_uniqueness(x, everything) for x in es)
-        case Array(_, _, u):
-            return NO_ALIAS if u else everything
-        case Scalar():
-            return NO_ALIAS
-        case Record(fs):
-            return (
-                NO_ALIAS
-                if all(_is_unique(x) or _is_prim(x) for _, x in fs)
-                else everything
-            )
-    return everything
-
-
-def _remove_alias(a: Alias, uids: frozenset) -> Alias:
-    if isinstance(a, tuple):
-        return tuple(_remove_alias(x, uids) for x in a)
-    return a - uids
-
-
 def _contains_array(t: Type) -> bool:
-    return _any_array(t, lambda a: True)
-
-
-def _merge_alias(a: Alias, b: Alias) -> Alias:
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(_merge_alias(x, y) for x, y in zip(a, b))
-    return _flatten_alias(a) | _flatten_alias(b)
+    return any_array(t, lambda a: True)
 
 
 def _substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
@@ -1443,33 +1400,6 @@ def _pattern_as_expr(p: S.Pat) -> S.Expr:
     raise CompileError("a loop without an initial value needs named parameters", p.loc)
 
 
-def _pattern_components(p: S.Pat) -> list[set[str]]:
-    """The variable names of each top-level component of a tuple pattern."""
-    match p:
-        case S.PAscribe(inner, _, _):
-            return _pattern_components(inner)
-        case S.PTuple(elems, _) if len(elems) != 1:
-            return [_pattern_names(x) for x in elems]
-    return [_pattern_names(p)]
-
-
-def _pattern_names(p: S.Pat) -> set[str]:
-    match p:
-        case S.PId(name, _):
-            return {name}
-        case S.PAscribe(inner, _, _):
-            return _pattern_names(inner)
-        case S.PTuple(elems, _):
-            return set().union(*(_pattern_names(x) for x in elems)) if elems else set()
-        case S.PRecord(fields, _):
-            return (
-                set().union(*(_pattern_names(x) for _, x in fields))
-                if fields
-                else set()
-            )
-    return set()
-
-
 def _param_name(p: S.Pat) -> str | None:
     match p:
         case S.PId(name, _):
@@ -1497,17 +1427,3 @@ def check_program(decls: list[S.Decl]) -> Checker:
             raise CompileError("program nested too deeply to check", d.loc) from None
     return checker
 
-
-# Note [Aliases]
-# ~~~~~~~~~~~~~~
-# Every variable gets a unique id; the alias set of a value is the set of ids
-# of variables whose memory it may share.  A variable of array type aliases
-# itself plus whatever its defining expression aliased; indexing and slicing
-# alias their array; a function result aliases all its arguments unless the
-# function's return type is unique (`*`), which is how `map`, `copy` and
-# friends produce fresh arrays.  Consuming a value records all ids in its
-# alias set as consumed; using a variable whose alias set meets the consumed
-# set is an error.  Tuples keep one alias set per component so that
-# `let (a, b) = (copy xs, ys)` lets `a` be consumed without touching `ys`.
-# Global constants alias the pseudo-id "global:<name>", which can never be
-# consumed and which a function's result may not alias.

@@ -87,7 +87,7 @@ def test_local_function_and_polymorphism():
             'Sizes "3" and "4" do not match',
             "t.fut:1:",
         ),
-        ("def main (xs: []i32) = xs with [0] = 1", 'Consuming "xs"', "t.fut:1:24"),
+        ("def main (xs: []i32) = xs with [0] = 1", 'Consuming variable "xs"', "t.fut:1:24"),
         (
             "def main (xs: *[]i32) = let ys = xs with [0] = 1 in xs[0] + ys[0]",
             'Using "xs", but this was consumed at t.fut:1:',
@@ -95,12 +95,12 @@ def test_local_function_and_polymorphism():
         ),
         (
             "def main (xs: *[]i32) = let ys = xs[1:] let zs = xs with [0] = 1 in ys[0]",
-            'Using "ys", but "xs", which it aliases, was consumed at t.fut:1:',
+            'Using "ys", an alias of "xs", but this was consumed at t.fut:1:',
             "t.fut:1:",
         ),
         (
             "def main (xs: *[]i32) = map (\\i -> (xs with [i] = 0)[0]) (iota 3)",
-            'Consuming variable "xs", which is bound outside the enclosing lambda',
+            'Consuming variable "xs", which is not consumable (it is bound outside the enclosing lambda)',
             "t.fut:1:",
         ),
         (
@@ -108,7 +108,7 @@ def test_local_function_and_polymorphism():
             "not consumable (a global constant)",
             "t.fut:2:",
         ),
-        ("def main (xs: []i32) = scatter xs [0] [1]", 'Consuming "xs"', "t.fut:1:"),
+        ("def main (xs: []i32) = scatter xs [0] [1]", 'Consuming variable "xs"', "t.fut:1:"),
         (
             "def f (xs: *[]i32) = xs\ndef main (xs: *[]i32) = (f xs, xs)",
             'Using "xs"',
