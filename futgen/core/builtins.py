@@ -406,8 +406,8 @@ def _identity(n: int) -> Callable[[Internaliser, T.Type, Loc], Fn]:
 def _assert(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], _r: T.Type) -> V:
         (c, _), (x, _) = args
-        it.bind1(ir.Assert(c, f"Assertion is false: {assertion_text(loc)}", loc), ir.Prim("bool"),
-                 "assert")
+        msg = ir.assert_template(f"Assertion is false: {assertion_text(loc)}")
+        it.bind1(ir.Assert(c, msg, loc), ir.Prim("bool"), "assert")
         return x
 
     return Fn(ty, 2, impl)

@@ -434,13 +434,9 @@ class Internaliser:
         return self.unflatten(t, iter(out))
 
     def _e_Range(self, e: S.Range, env: dict[str, V]) -> V:
-        if e.kind != "..<" or e.second is not None or self.subst(e.start.ty) != T.I64:
-            raise _unsupported("ranges other than `a..<b` on i64", e.loc)
-        start, end = self.subexp(e.start, env), self.subexp(e.end, env)
-        n = self.bind1(ir.BinOp("-", "i64", end, start), ir.Prim("i64"), "n")
-        n = self.bind1(ir.BinOp("max", "i64", n, ir.Constant(0, "i64")), ir.Prim("i64"), "n")
-        return self.bind1(ir.Iota(n, start, ir.Constant(1, "i64")), ir.ArrayT("i64", (n,)),
-                          "range")
+        from futgen.core.checked import range_
+
+        return range_(self, e, env)
 
     def _e_If(self, e: S.If, env: dict[str, V]) -> V:
         cond = self.subexp(e.cond, env)
@@ -540,6 +536,8 @@ class Internaliser:
         if not isinstance(t, T.Scalar):
             raise _unsupported(f"prefix {e.op} on {t}", e.loc)
         op = "neg" if e.op == "-" else "not" if t.name == "bool" else "bnot"
+        if op == "neg" and isinstance(x, ir.Constant):
+            return _constant(prims.unop("neg", t.name, prims.scalar(t.name, x.value)), t.name)
         return self.bind1(ir.UnOp(op, t.name, x), ir.Prim(t.name))
 
     def _e_BinOp(self, e: S.BinOp, env: dict[str, V]) -> V:
@@ -576,24 +574,17 @@ class Internaliser:
         v = self.expr(e.expr, env)
         sl = self.slice(e.indices, _flatten(v)[0], env, e.loc)
         out = []
-        for arr, t in zip(_flatten(v), self.leaf_types(e.ty, env, e.loc)):
-            out.append(self.bind1(ir.Index(arr.name, sl, e.loc), self.scrub(t), "elem"))
+        for arr in _flatten(v):
+            t = _indexed_type(self.type_of(arr), sl)
+            out.append(self.bind1(ir.Index(arr.name, sl, e.loc), t, "elem"))
         return self.unflatten(e.ty, iter(out))
 
     def slice(self, idx: list[S.DimIndex], arr: ir.SubExp, env: dict[str, V],
               loc: Loc) -> tuple[ir.DimIndex, ...]:
-        """Source indices as core ones; only `a:b` slices with both ends."""
-        out: list[ir.DimIndex] = []
-        for d in idx:
-            if isinstance(d, S.IdxFix):
-                out.append(ir.DimFix(self.i64(d.index, env)))
-            elif d.start is not None and d.end is not None and d.stride is None:
-                start, end = self.i64(d.start, env), self.i64(d.end, env)
-                n = self.bind1(ir.BinOp("-", "i64", end, start), ir.Prim("i64"), "n")
-                out.append(ir.DimSlice(start, n, ir.Constant(1, "i64")))
-            else:
-                raise _unsupported("slices other than `a:b`", loc)
-        return tuple(out)
+        """Source indices as core ones, slices checked (`checked.slice_`)."""
+        from futgen.core.checked import slice_
+
+        return slice_(self, idx, arr, env, loc)
 
     def i64(self, e: S.Expr, env: dict[str, V]) -> ir.SubExp:
         """An index expression converted to i64 (Futhark allows any integer type)."""
@@ -602,6 +593,8 @@ class Internaliser:
         assert isinstance(t, T.Scalar)
         if t.name == "i64":
             return x
+        if isinstance(x, ir.Constant):
+            return _constant(prims.convert(prims.scalar(t.name, x.value), "i64"), "i64")
         return self.bind1(ir.ConvOp(t.name, "i64", x), ir.Prim("i64"), "i")
 
     def _e_Update(self, e: S.Update, env: dict[str, V]) -> V:
@@ -632,10 +625,20 @@ class Internaliser:
         return loop(self, e, env)
 
     def _e_Coerce(self, e: S.Coerce, env: dict[str, V]) -> V:
-        raise _unsupported("size coercion `:>`", e.loc)
+        from futgen.core.checked import coerce
+
+        return coerce(self, e, env)
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _indexed_type(t: ir.Type, sl: tuple[ir.DimIndex, ...]) -> ir.Type:
+    """The type of `arr[sl]` for `arr` of type `t`: a slice's dimension has
+    its count, a fixed index removes its dimension."""
+    assert isinstance(t, ir.ArrayT)
+    dims = tuple(d.num for d in sl if isinstance(d, ir.DimSlice)) + t.shape[len(sl):]
+    return ir.ArrayT(t.elem, dims) if dims else ir.Prim(t.elem)
 
 
 def _eta_expanded(d: S.ValDecl) -> tuple[list[S.Pat], S.Expr]:

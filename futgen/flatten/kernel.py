@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from futgen.core import ir
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.names import NameSource, free_vars
+from futgen.gpu.ir import MAX_ASSERT_ARGS
 
 I64 = ir.Prim("i64")
 
@@ -163,6 +164,8 @@ class KernelBuilder:
                 self.local.add(pat[0].name)
             case ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() if self.invariant(e):
                 self.hoisted.append(stm)
+            case ir.Assert(args=args) if len(args) > MAX_ASSERT_ARGS:
+                raise NotKernel("an assertion with too many message arguments")
             case ir.SubExpOp() | ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() | ir.Assert():
                 self._bind(pat)
                 out.append(stm)
