@@ -233,7 +233,7 @@ class Internaliser:
                     self.types[q.name] = q.type
                 self.bind_pat(p, self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)),
                               env)
-            self.bind_sizes(d.tparams, src_params, env, rebind=True)
+            self.bind_sizes(_size_params(d.tparams), src_params, env, rebind=True)
             self.refine(src_params, env)
             result = self.expr(src_body, env)
             body = ir.Body(tuple(self.stms), tuple(_flatten(result)))
@@ -243,11 +243,12 @@ class Internaliser:
         self.functions[key] = ir.Function(name, tuple(params), ret, body, entry)
         return name
 
-    def bind_sizes(self, tparams: list[S.TParam], params: list[S.Pat], env: dict[str, V],
+    def bind_sizes(self, wanted: set[str], params: list[S.Pat], env: dict[str, V],
                    rebind: bool) -> None:
-        """Binds the size parameters a function's array parameters determine
-        (`[n]` in `(xs: [n]f32)`) by reading the sizes of the arguments."""
-        wanted = {tp.name for tp in tparams if isinstance(tp, S.SizeParam)}
+        """Binds the sizes that array parameters determine (`[n]` in
+        `(xs: [n]f32)`) by reading the sizes of the arguments; with `rebind`,
+        the `wanted` names are bound anew even if `env` has them."""
+        wanted = set(wanted)
         for p in params:
             for name, arr, k in self._size_positions(p.ty, self._pat_value(p, env)):
                 if name in env and not (rebind and name in wanted):
@@ -378,8 +379,7 @@ class Internaliser:
             env = dict(env)
             for p, (v, _) in zip(d.params, args):
                 self.bind_pat(p, v, env)
-            tparams = d.tparams
-            self.bind_sizes(tparams, d.params, env, rebind=True)
+            self.bind_sizes(_size_params(d.tparams), d.params, env, rebind=True)
             return self.expr(d.body if isinstance(d, S.ValDecl) else d.value, env)
         finally:
             self.tsub = saved
@@ -457,12 +457,28 @@ class Internaliser:
         return self.unflatten(t, iter(out))
 
     def _e_LetPat(self, e: S.LetPat, env: dict[str, V]) -> V:
-        if e.sizes:
-            raise _unsupported("size binders in `let [n] ...`", e.loc)
         v = self.expr(e.value, env)
         inner = dict(env)
         self.bind_pat(e.pat, v, inner)
+        self.bind_size_binders(e.sizes, e.pat, v, inner)
         return self.expr(e.body, inner)
+
+    def bind_size_binders(self, sizes: list[str], p: S.Pat, v: V, env: dict[str, V]) -> None:
+        """`let [n] (xs: [n]t) = ...` (and loops): binds each size to the size
+        of the array whose annotation names it, which then has it in its type."""
+        wanted = set(sizes)
+        for name, arr, k in _annotated_sizes(p, v):
+            if name not in wanted or not isinstance(arr, ir.Var):
+                continue
+            wanted.discard(name)
+            n = self.bind1(ir.ArraySize(arr.name, k), ir.Prim("i64"), name)
+            env[name] = n
+            t = self.type_of(arr)
+            assert isinstance(t, ir.ArrayT)
+            self.types[arr.name] = ir.ArrayT(t.elem, t.shape[:k] + (n,) + t.shape[k + 1:])
+        if wanted:
+            raise _unsupported(f"the size binder [{sorted(wanted)[0]}] not named by an "
+                               "annotation of an array in its pattern", p.loc)
 
     def _e_LetFun(self, e: S.LetFun, env: dict[str, V]) -> V:
         captured = dict(env)
@@ -487,7 +503,7 @@ class Internaliser:
             inner = dict(captured)
             for p, (v, _) in zip(e.params, args):
                 self.bind_pat(p, v, inner)
-            self.bind_sizes([], e.params, inner, rebind=False)
+            self.bind_sizes(set(), e.params, inner, rebind=False)
             return self.expr(e.body, inner)
 
         return Fn(self.subst(e.ty), len(e.params), impl)
@@ -631,6 +647,34 @@ class Internaliser:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _annotated_sizes(p: S.Pat, v: V) -> Iterator[tuple[str, V, int]]:
+    """(size name, array, dimension) for each size named in the type
+    annotations of pattern `p`, bound to value `v`."""
+    match p:
+        case S.PAscribe(inner, te):
+            yield from _type_exp_sizes(te, v)
+            yield from _annotated_sizes(inner, v)
+        case S.PTuple(elems) if isinstance(v, tuple) and len(elems) == len(v):
+            for q, x in zip(elems, v):
+                yield from _annotated_sizes(q, x)
+
+
+def _type_exp_sizes(te: S.TypeExp, v: V) -> Iterator[tuple[str, V, int]]:
+    k = 0
+    while isinstance(te, S.TEArray):
+        if isinstance(te.dim, S.DimName) and not isinstance(v, Fn):
+            yield te.dim.name, _flatten(v)[0], k
+        te, k = te.elem, k + 1
+    if k == 0 and isinstance(te, S.TETuple) and isinstance(v, tuple) \
+            and len(te.elems) == len(v):
+        for t, x in zip(te.elems, v):
+            yield from _type_exp_sizes(t, x)
+
+
+def _size_params(tparams: list[S.TParam]) -> set[str]:
+    return {tp.name for tp in tparams if isinstance(tp, S.SizeParam)}
 
 
 def _indexed_type(t: ir.Type, sl: tuple[ir.DimIndex, ...]) -> ir.Type:
