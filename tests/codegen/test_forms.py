@@ -26,6 +26,12 @@ def test_program_passes_its_test_blocks(program: Path, backend: str) -> None:
     assert counts["passed"] > 0 and counts["failed"] == 0, counts
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.stem for p in PROGRAMS])
+def test_program_passes_its_test_blocks_on_cuda(program: Path) -> None:
+    test_program_passes_its_test_blocks(program, "cuda")
+
+
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.stem for p in PROGRAMS])
 def test_kernels_compile(program: Path, tmp_path: Path) -> None:
     from tests.codegen.test_cuda import nvcc_check

@@ -59,6 +59,12 @@
 -- input { [1, 2, 3, 4, 5, 6] } output { [6, 14, 22] }
 
 -- ==
+-- entry: reversed_rows
+-- input { [[1, 2, 3], [4, 5, 6]] 0i64 } output { [6, 15] }
+-- input { [[1, 2, 3], [4, 5, 6]] 2i64 } output { [4, 13] }
+-- input { [[1, 2, 3], [4, 5, 6]] 3i64 } error: Index \[3\] out of bounds for array of shape \[3\]\.
+
+-- ==
 -- entry: strided_update
 -- input { [0, 0, 0, 0, 0] [7, 8, 9] } output { [9, 0, 8, 0, 7] }
 
@@ -75,4 +81,7 @@ entry column (xss: [][]i32) (j: i64) : []i32 = xss[:, j]
 entry window_sums (xs: []i32) : []i32 =
   map (\i -> i32.sum xs[2 * i:2 * i + 2] + i32.sum xs[2 * i + 1:2 * i - 1:-1])
       (iota (length xs / 2))
+-- Each row reversed, then indexed and sliced again (views in kernel code).
+entry reversed_rows (xss: [][]i32) (k: i64) : []i32 =
+  map (\row -> let r = row[::-1] in r[k] + i32.sum r[1:]) xss
 entry strided_update (xs: *[]i32) (ys: []i32) : []i32 = xs with [::2] = ys[::-1]
