@@ -56,6 +56,10 @@ def operator(it: Internaliser, op: str, ty: T.Type, loc: Loc) -> Fn:
 
     def impl(args: list[Arg], _ret: T.Type) -> V:
         (x, xt), (y, _) = args
+        if not isinstance(xt, T.Scalar) and op in ("==", "!="):
+            from futgen.core.equality import structural_equal
+
+            return structural_equal(it, op, x, y, loc)
         if not isinstance(xt, T.Scalar):
             raise _unsupported(f"{op} on values of type {xt}", loc)
         return _binop(it, op, xt.name, x, y)

@@ -223,7 +223,7 @@ class Internaliser:
         self.stms, self.types, self.tsub = [], {}, dict(tsub)
         try:
             env: dict[str, V] = {}
-            params = []
+            params, values = [], []
             src_params, src_body = _eta_expanded(d) if entry else (d.params, d.body)
             for p in src_params:
                 ts = self.leaf_types(p.ty, {}, p.loc)
@@ -231,9 +231,10 @@ class Internaliser:
                 params += names
                 for q in names:
                     self.types[q.name] = q.type
-                self.bind_pat(p, self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)),
-                              env)
-            self.bind_sizes(_size_params(d.tparams), src_params, env, rebind=True)
+                values.append(self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)))
+                self.bind_pat(p, values[-1], env)
+            self.bind_sizes(_size_params(d.tparams), src_params, env, rebind=True,
+                            values=values)
             self.refine(src_params, env)
             result = self.expr(src_body, env)
             body = ir.Body(tuple(self.stms), tuple(_flatten(result)))
@@ -244,13 +245,16 @@ class Internaliser:
         return name
 
     def bind_sizes(self, wanted: set[str], params: list[S.Pat], env: dict[str, V],
-                   rebind: bool) -> None:
+                   rebind: bool, values: list[V] | None = None) -> None:
         """Binds the sizes that array parameters determine (`[n]` in
-        `(xs: [n]f32)`) by reading the sizes of the arguments; with `rebind`,
-        the `wanted` names are bound anew even if `env` has them."""
+        `(xs: [n]f32)`) by reading the sizes of the arguments (`values`, or
+        what the parameters' names are bound to); with `rebind`, the
+        `wanted` names are bound anew even if `env` has them."""
         wanted = set(wanted)
-        for p in params:
-            for name, arr, k in self._size_positions(p.ty, self._pat_value(p, env)):
+        if values is None:
+            values = [self._pat_value(p, env) for p in params]
+        for p, v in zip(params, values):
+            for name, arr, k in self._size_positions(p.ty, v):
                 if name in env and not (rebind and name in wanted):
                     continue
                 if isinstance(arr, ir.Var):
@@ -339,21 +343,28 @@ class Internaliser:
         if not e.qual and e.name in env:
             return env[e.name]
         if not e.qual and e.name in self.decls:
-            return self.global_value(self.decls[e.name], e)
+            return self.global_value(self.decls[e.name], e, env)
         from futgen.core.builtins import builtin
 
         return builtin(self, e.full_name, self.subst(e.ty), e.loc)
 
-    def global_value(self, d: S.ValDecl, use: S.Var) -> V:
-        """A top-level definition: a function value, or a constant's value."""
-        if not d.params:
-            if _arity(d.body.ty) or d.tparams:
-                raise _unsupported(f'point-free or polymorphic constant "{d.name}"', use.loc)
-            return self.expr(d.body, {})
+    def global_value(self, d: S.ValDecl, use: S.Var, env: dict[str, V]) -> V:
+        """A top-level definition: a function value, or a constant's value.
+
+        Functions taking or returning functions are inlined; the sizes their
+        size parameters stand for at this use are read off the use's type
+        (`def f [n] (g: i32 -> [n]i32) = n` used at `(i32 -> [3]i32) -> i64`).
+        """
         inst = self.subst(use.ty)
         tsub = _match(self._decl_type(d), inst, {})
-        if any(_arity(self.subst(p.ty)) for p in d.params) or _arity(d.body.ty):
-            return Fn(inst, len(d.params), lambda args, _ret: self.inline(d, args, tsub, {}))
+        sizes = {n: se for n, dim in _match_sizes(self._decl_type(d), inst, {}).items()
+                 if n in _size_params(d.tparams) and (se := self.dim(dim, env)) is not None}
+        if not d.params:
+            return self.constant(d, inst, tsub, sizes, use.loc)
+        if any(_has_function(self.subst(p.ty)) for p in d.params) \
+                or _has_function(self.subst(d.body.ty)):
+            return Fn(inst, len(d.params),
+                      lambda args, _ret: self.inline(d, args, tsub, dict(sizes)))
 
         def call(args: list[Arg], ret: T.Type) -> V:
             name = self.function(d, tsub)
@@ -364,6 +375,32 @@ class Internaliser:
 
         return Fn(inst, len(d.params), call)
 
+    def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],
+                 sizes: dict[str, V], loc: Loc) -> V:
+        """A top-level definition without parameters, evaluated at its use:
+        a value, or (point free, `def plus = (i32.+)`) a function value whose
+        body is evaluated, in the instance's types, when it is applied."""
+        arity = _arity(inst)
+        if not arity:
+            with self.instance(tsub):
+                return self.expr(d.body, dict(sizes))
+
+        def impl(args: list[Arg], _ret: T.Type) -> V:
+            with self.instance(tsub):
+                return self.apply(self.expr(d.body, dict(sizes)), args, loc)
+
+        return Fn(inst, arity, impl)
+
+    @contextlib.contextmanager
+    def instance(self, tsub: dict[str, T.Type]) -> Iterator[None]:
+        """Type variables bound to `tsub` (on top of the current ones) inside."""
+        saved = self.tsub
+        self.tsub = {**self.tsub, **tsub}
+        try:
+            yield
+        finally:
+            self.tsub = saved
+
     def _decl_type(self, d: S.ValDecl) -> T.Type:
         t = d.body.ty
         for p in reversed(d.params):
@@ -373,16 +410,13 @@ class Internaliser:
     def inline(self, d: S.ValDecl | S.LetFun, args: list[Arg], tsub: dict[str, T.Type],
                env: dict[str, V]) -> V:
         """The body of a function, with its parameters bound to `args`."""
-        saved = self.tsub
-        self.tsub = {**self.tsub, **tsub}
-        try:
+        with self.instance(tsub):
             env = dict(env)
             for p, (v, _) in zip(d.params, args):
                 self.bind_pat(p, v, env)
-            self.bind_sizes(_size_params(d.tparams), d.params, env, rebind=True)
+            self.bind_sizes(_size_params(d.tparams), d.params, env, rebind=True,
+                            values=[v for v, _ in args])
             return self.expr(d.body if isinstance(d, S.ValDecl) else d.value, env)
-        finally:
-            self.tsub = saved
 
     def apply(self, f: V, args: list[Arg], loc: Loc) -> V:
         """Applies a function value to arguments: fully, partially or over."""
@@ -503,7 +537,7 @@ class Internaliser:
             inner = dict(captured)
             for p, (v, _) in zip(e.params, args):
                 self.bind_pat(p, v, inner)
-            self.bind_sizes(set(), e.params, inner, rebind=False)
+            self.bind_sizes(set(), e.params, inner, rebind=False, values=[v for v, _ in args])
             return self.expr(e.body, inner)
 
         return Fn(self.subst(e.ty), len(e.params), impl)
@@ -759,12 +793,46 @@ def _arity(t: T.Type) -> int:
     return n
 
 
+def _has_function(t: T.Type) -> bool:
+    """Whether a value of type `t` is or holds a function (which exists only
+    while compiling, so the function that takes or returns it is inlined)."""
+    match t:
+        case T.Arrow():
+            return True
+        case T.Tuple(es):
+            return any(_has_function(x) for x in es)
+        case T.Record(fs):
+            return any(_has_function(x) for _, x in fs)
+    return False
+
+
 def _strip(t: T.Type, n: int) -> T.Type:
     """The result type after applying a function of type `t` to `n` arguments."""
     for _ in range(n):
         assert isinstance(t, T.Arrow), t
         t = t.ret
     return t
+
+
+def _match_sizes(generic: T.Type, inst: T.Type, sub: dict[str, T.Dim]) -> dict[str, T.Dim]:
+    """Extends `sub` with the size each size name of `generic` has in `inst`."""
+    match generic, inst:
+        case T.Array(ge, gs, _), T.Array(ie, is_, _):
+            for g, i in zip(gs, is_):
+                if isinstance(g, T.SizeVar):
+                    sub.setdefault(g.name, i)
+            if len(gs) == len(is_):
+                _match_sizes(ge, ie, sub)
+        case T.Tuple(ges), T.Tuple(ies):
+            for g, i in zip(ges, ies):
+                _match_sizes(g, i, sub)
+        case T.Record(gfs), T.Record(ifs):
+            for (_, g), (_, i) in zip(gfs, ifs):
+                _match_sizes(g, i, sub)
+        case T.Arrow(_, gp, gr), T.Arrow(_, ip, ir_):
+            _match_sizes(gp, ip, sub)
+            _match_sizes(gr, ir_, sub)
+    return sub
 
 
 def _match(generic: T.Type, inst: T.Type, sub: dict[str, T.Type]) -> dict[str, T.Type]:
