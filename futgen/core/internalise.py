@@ -361,8 +361,10 @@ class Internaliser:
                  if n in _size_params(d.tparams) and (se := self.dim(dim, env)) is not None}
         if not d.params:
             return self.constant(d, inst, tsub, sizes, use.loc)
-        if any(_has_function(self.subst(p.ty)) for p in d.params) \
-                or _has_function(self.subst(d.body.ty)):
+        with self.instance(tsub):
+            higher_order = any(_has_function(self.subst(p.ty)) for p in d.params) \
+                or _has_function(self.subst(d.body.ty))
+        if higher_order:
             return Fn(inst, len(d.params),
                       lambda args, _ret: self.inline(d, args, tsub, dict(sizes)))
 
@@ -474,6 +476,16 @@ class Internaliser:
 
     def _e_If(self, e: S.If, env: dict[str, V]) -> V:
         cond = self.subexp(e.cond, env)
+        t = self.subst(e.ty)
+        if isinstance(t, T.Arrow):
+            # A choice of functions (Futhark defunctionalises it): a function
+            # whose application chooses, applying the chosen branch's value.
+            def choose(args: list[Arg], ret: T.Type) -> V:
+                return self.if_(cond, lambda: self.apply(self.expr(e.then, env), args, e.loc),
+                                lambda: self.apply(self.expr(e.els, env), args, e.loc),
+                                ret, env, e.loc)
+
+            return Fn(t, _arity(t), choose)
         return self.if_(cond, lambda: self.expr(e.then, env), lambda: self.expr(e.els, env),
                         e.ty, env, e.loc)
 
