@@ -14,15 +14,20 @@ gap in one walk over the typed AST, the way Futhark's `Internalise` does:
   that emits the code of its body wherever it is applied.  A SOAC argument
   is turned into a core `Lambda` by applying the closure to fresh
   parameters; so higher-order arguments are inlined, never passed at run
-  time.
+  time.  Functions in tuples and records are carried the same way; an `if`
+  choosing between functions is a function whose application chooses.
 * **Polymorphism**: a top-level first-order function becomes one core
   function per instantiation of its type parameters (`Apply` calls it);
-  higher-order top-level functions and local functions are inlined.
+  higher-order top-level functions (taking or returning values that hold
+  functions), point-free definitions and local functions are inlined.
 * **A-normal form**: every intermediate value gets a statement and a fresh
   `VName`; types come from the type checker's `ty` fields.
 * **Sizes**: an array size the source names (`[n]`, a constant, an i64
   variable in scope) becomes a SubExp in the core type; a function's size
-  parameters are read from its array parameters (`ArraySize`) at entry.
+  parameters are read from its array parameters (`ArraySize`) at entry, or
+  off the use's type for an inlined function; `let [n] (xs: [n]t)` reads
+  `n` from `xs`.  Ranges, slices and size coercions are checked at run
+  time (`futgen.core.checked`).
 
 What is not handled raises `UnsupportedFeature("internalisation of ...")`
 with the source location: a missing case must never produce a program
@@ -523,7 +528,7 @@ class Internaliser:
             assert isinstance(t, ir.ArrayT)
             self.types[arr.name] = ir.ArrayT(t.elem, t.shape[:k] + (n,) + t.shape[k + 1:])
         if wanted:
-            raise _unsupported(f"the size binder [{sorted(wanted)[0]}] not named by an "
+            raise _unsupported(f"the size binder [{min(wanted)}] not named by an "
                                "annotation of an array in its pattern", p.loc)
 
     def _e_LetFun(self, e: S.LetFun, env: dict[str, V]) -> V:

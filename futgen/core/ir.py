@@ -35,7 +35,8 @@ Grammar (`x` a VName, `se` a SubExp, `t` a Type, `p` = `x: t`), as
              | x "[" idx, ... "]" | x "with" "[" idx, ... "]" "=" se
              | "array" t "[" se, ... "]" | "iota" se se se | "replicate" "(" se, ... ")" se
              | "reshape" "(" se, ... ")" x | "rearrange" "(" int, ... ")" x
-             | "concat" "(" x, ... ")" | "copy" x | "size" x int | "assert" se "msg"
+             | "concat" "(" x, ... ")" | "copy" x | "size" x int
+             | "assert" se "msg" ["(" se, ... ")"]   (msg formats the se's)
              | "apply" name "(" se, ... ")"
              | "if" se ":" "(" t, ... ")" "then" body "else" body
              | "loop" "(" p "=" se, ... ")" ("for" x ":" prim "<" se | "while" x) "do" body

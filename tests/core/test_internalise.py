@@ -67,8 +67,8 @@ def test_integer_arithmetic_wraps() -> None:
      "operator <+>", 3),
     ("entry main (xs: [][]i32) : [][]i32 =\n  filter (\\r -> r[0] > 0) xs",
      "filter on arrays of arrays", 2),
-    ("def units (n: i64) : [n]() = replicate n ()\nentry main (n: i64) : i64 =\n"
-     "  length (units n)", "unit type", 1),
+    (("def units (n: i64) : [n]() = replicate n ()\nentry main (n: i64) : i64 =\n"
+      "  length (units n)"), "unit type", 1),
 ])
 def test_unsupported_constructs_name_feature_and_location(source: str, feature: str,
                                                           line: int) -> None:
