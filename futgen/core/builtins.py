@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from futgen.core import ir
+from futgen.core.checked import check_count
 from futgen.core.internalise import (
     Arg,
     Fn,
@@ -189,6 +190,7 @@ def hist_soac(it: Internaliser, dest: V, op: Fn, ne: V, is_: V, vals: Arg, loc: 
 def _hist(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], ret: T.Type) -> V:
         (op, _), (ne, _), (k, _), (is_, _), vals = args
+        check_count(it, k, loc)
         dest = [it.bind1(ir.Replicate((k,), x), ir.array_of(it.type_of(x), (k,)), "dest")
                 for x in _flatten(ne)]
         return hist_soac(it, it.unflatten(ret, iter(dest)), op, ne, is_, vals, loc)
@@ -293,6 +295,7 @@ def _per_leaf(it: Internaliser, v: V, t: T.Type, op: Callable[[ir.SubExp], ir.Su
 def _iota(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], _ret: T.Type) -> V:
         [(n, _)] = args
+        check_count(it, n, loc)
         return it.bind1(ir.Iota(n, ir.Constant(0, "i64"), ir.Constant(1, "i64")),
                         ir.ArrayT("i64", (n,)), "iota")
 
@@ -302,6 +305,7 @@ def _iota(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
 def _replicate(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], ret: T.Type) -> V:
         (n, _), (x, _) = args
+        check_count(it, n, loc)
         return _per_leaf(it, x, ret, lambda v: it.bind1(
             ir.Replicate((n,), v), ir.array_of(it.type_of(v), (n,)), "rep"))
 

@@ -156,6 +156,13 @@ def range_(it: Internaliser, e: S.Range, env: dict[str, V]) -> V:
     return _convert_all(it, r, n, t.name)
 
 
+def check_count(it: Internaliser, n: ir.SubExp, loc: Loc) -> None:
+    """`iota n`, `replicate n x`, ...: `n` must not be negative, failing as
+    Futhark's prelude does (`iota n` is the range `0..1..<n`)."""
+    sc = Scalars(it)
+    sc.assert_(sc.cmp(">=", n, i64(0)), ["Range 0..1..<", n, " is invalid."], loc)
+
+
 def _convert_all(it: Internaliser, arr: ir.SubExp, n: ir.SubExp, prim: str) -> ir.SubExp:
     """`map (prim.i64) arr`: the elements of an i64 array converted."""
     x, y = it.fresh("x"), it.fresh("y")

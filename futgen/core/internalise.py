@@ -639,6 +639,8 @@ class Internaliser:
 
     def _e_Index(self, e: S.Index, env: dict[str, V]) -> V:
         v = self.expr(e.expr, env)
+        if not _flatten(v):  # no component array is left to index
+            raise _unsupported("arrays of the unit type ()", e.loc)
         sl = self.slice(e.indices, _flatten(v)[0], env, e.loc)
         out = []
         for arr in _flatten(v):

@@ -45,6 +45,12 @@
 -- input { [1i32, 4i32, 2i32] } output { [0i32, 6i32, 1i32] }
 -- input { [1i32, 0i32] } error: Range 0\.\.\.-1 is invalid\.
 
+-- ==
+-- entry: counts
+-- input { 3i64 } output { [0i64, 1i64, 2i64] [7i32, 7i32, 7i32] }
+-- input { 0i64 } output { empty([0]i64) empty([0]i32) }
+-- input { -2i64 } error: Range 0\.\.1\.\.<-2 is invalid\.
+
 entry upto_incl (a: i32) (b: i32) : []i32 = a...b
 entry upto_excl (a: i64) (b: i64) : []i64 = a..<b
 entry downto_u8 (a: u8) (b: u8) : []u8 = a..>b
@@ -53,3 +59,5 @@ entry stepped_excl (a: i32) (s: i32) (b: i32) : []i32 = a..s..<b
 entry stepped_down (a: u8) (s: u8) (b: u8) : []u8 = a..s..>b
 -- A range inside a map: the sum of 0...n-1 per element.
 entry in_map (ns: []i32) : []i32 = map (\n -> i32.sum (0...n-1)) ns
+-- iota and replicate fail on negative sizes as the prelude's ranges do.
+entry counts (n: i64) : ([]i64, []i32) = (iota n, replicate n 7)
