@@ -1,5 +1,5 @@
 """Internalisation of the array forms Futhark checks at run time: ranges,
-slices and size coercions.
+slices and size coercions (and the sizes given to `iota` and `replicate`).
 
 Each form computes its sizes with scalar statements and guards them with an
 `Assert` whose message template shows the run-time values Futhark's own
