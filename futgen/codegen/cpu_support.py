@@ -124,10 +124,13 @@ def _out_of_bounds(arr: np.ndarray, idx: tuple[Val, ...], bad: Val, loc: str) ->
                        loc or None)
 
 
-def check(cond: Val, msg: str, loc: str) -> np.bool_:
-    """An `assert`: fails with `msg` unless `cond` holds at every lane."""
+def check(cond: Val, msg: str, loc: str, args: tuple[Val, ...] = ()) -> np.bool_:
+    """An `ir.Assert`: unless `cond` holds at every lane, fails with the
+    template `msg` filled in with the arguments at the first failing lane."""
     if not np.all(cond):
-        raise FutharkError(msg, loc or None)
+        k = int(np.flatnonzero(~np.atleast_1d(np.asarray(cond, dtype=bool)))[0])
+        values = [int(np.atleast_1d(a)[k if np.ndim(a) else 0]) for a in args]
+        raise FutharkError(msg.format(*values), loc or None)
     return np.bool_(True)
 
 

@@ -132,8 +132,8 @@ class HostCompiler:
                 return f"b.update({pyname(arr)}, {_slice(sl)}, {subexp(value)}, {loc_text(loc)})"
             case ir.ArraySize(arr, dim):
                 return f"np.int64({pyname(arr)}.shape[{dim}])"
-            case ir.Assert(cond, msg, loc):
-                return f"S.check({subexp(cond)}, {msg!r}, {loc_text(loc)})"
+            case ir.Assert():
+                return nk.check_call(e)
             case ir.Iota(n, start, stride):
                 return f"b.iota(int({subexp(n)}), int({subexp(start)}), int({subexp(stride)}), {dt})"
             case ir.Replicate(shape, value):

@@ -93,6 +93,12 @@ def single_binop(lam: ir.Lambda) -> ir.BinOp | None:
     return None
 
 
+def check_call(e: ir.Assert) -> str:
+    """The `S.check` call of an Assert (host code and NumPy kernels alike)."""
+    args = f", {tuple_text([subexp(a) for a in e.args])}" if e.args else ""
+    return f"S.check({subexp(e.cond)}, {e.msg!r}, {loc_text(e.loc)}{args})"
+
+
 def _prim(t: ir.Type) -> str:
     return t.name if isinstance(t, ir.Prim) else t.elem
 
@@ -136,7 +142,7 @@ class LaneCompiler:
             idx = tuple_text([subexp(d.i) for d in e.slice])  # type: ignore[union-attr]
             self.em.line(f"{names[0]} = S.gather({pyname(e.arr)}, {idx}, {loc_text(e.loc)})")
         elif isinstance(e, ir.Assert):
-            self.em.line(f"{names[0]} = S.check({subexp(e.cond)}, {e.msg!r}, {loc_text(e.loc)})")
+            self.em.line(f"{names[0]} = {check_call(e)}")
         elif isinstance(e, ir.If):
             self.if_(stm, e, lanes)
         elif isinstance(e, ir.Loop):

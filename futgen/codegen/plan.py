@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from futgen.gpu.ir import MAX_ASSERT_ARGS
+
 # Futhark primitive type -> C type in kernels, and NumPy dtype name on the host.
 CTYPES = {
     "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
@@ -39,7 +41,7 @@ DTYPES = {
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
     "f16": "float16", "f32": "float32", "f64": "float64", "bool": "bool",
 }
-MAX_FAILURE_ARGS = 8
+MAX_FAILURE_ARGS = MAX_ASSERT_ARGS
 
 
 @dataclass(frozen=True, slots=True)

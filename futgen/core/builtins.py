@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from futgen.core import ir
+from futgen.core.checked import check_count
 from futgen.core.internalise import (
     Arg,
     Fn,
@@ -56,6 +57,10 @@ def operator(it: Internaliser, op: str, ty: T.Type, loc: Loc) -> Fn:
 
     def impl(args: list[Arg], _ret: T.Type) -> V:
         (x, xt), (y, _) = args
+        if not isinstance(xt, T.Scalar) and op in ("==", "!="):
+            from futgen.core.equality import structural_equal
+
+            return structural_equal(it, op, x, y, loc)
         if not isinstance(xt, T.Scalar):
             raise _unsupported(f"{op} on values of type {xt}", loc)
         return _binop(it, op, xt.name, x, y)
@@ -185,6 +190,7 @@ def hist_soac(it: Internaliser, dest: V, op: Fn, ne: V, is_: V, vals: Arg, loc: 
 def _hist(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], ret: T.Type) -> V:
         (op, _), (ne, _), (k, _), (is_, _), vals = args
+        check_count(it, k, loc)
         dest = [it.bind1(ir.Replicate((k,), x), ir.array_of(it.type_of(x), (k,)), "dest")
                 for x in _flatten(ne)]
         return hist_soac(it, it.unflatten(ret, iter(dest)), op, ne, is_, vals, loc)
@@ -289,6 +295,7 @@ def _per_leaf(it: Internaliser, v: V, t: T.Type, op: Callable[[ir.SubExp], ir.Su
 def _iota(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], _ret: T.Type) -> V:
         [(n, _)] = args
+        check_count(it, n, loc)
         return it.bind1(ir.Iota(n, ir.Constant(0, "i64"), ir.Constant(1, "i64")),
                         ir.ArrayT("i64", (n,)), "iota")
 
@@ -298,6 +305,7 @@ def _iota(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
 def _replicate(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], ret: T.Type) -> V:
         (n, _), (x, _) = args
+        check_count(it, n, loc)
         return _per_leaf(it, x, ret, lambda v: it.bind1(
             ir.Replicate((n,), v), ir.array_of(it.type_of(v), (n,)), "rep"))
 
@@ -406,8 +414,8 @@ def _identity(n: int) -> Callable[[Internaliser, T.Type, Loc], Fn]:
 def _assert(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], _r: T.Type) -> V:
         (c, _), (x, _) = args
-        it.bind1(ir.Assert(c, f"Assertion is false: {assertion_text(loc)}", loc), ir.Prim("bool"),
-                 "assert")
+        msg = ir.assert_template(f"Assertion is false: {assertion_text(loc)}")
+        it.bind1(ir.Assert(c, msg, loc), ir.Prim("bool"), "assert")
         return x
 
     return Fn(ty, 2, impl)

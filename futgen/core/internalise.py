@@ -14,15 +14,20 @@ gap in one walk over the typed AST, the way Futhark's `Internalise` does:
   that emits the code of its body wherever it is applied.  A SOAC argument
   is turned into a core `Lambda` by applying the closure to fresh
   parameters; so higher-order arguments are inlined, never passed at run
-  time.
+  time.  Functions in tuples and records are carried the same way; an `if`
+  choosing between functions is a function whose application chooses.
 * **Polymorphism**: a top-level first-order function becomes one core
   function per instantiation of its type parameters (`Apply` calls it);
-  higher-order top-level functions and local functions are inlined.
+  higher-order top-level functions (taking or returning values that hold
+  functions), point-free definitions and local functions are inlined.
 * **A-normal form**: every intermediate value gets a statement and a fresh
   `VName`; types come from the type checker's `ty` fields.
 * **Sizes**: an array size the source names (`[n]`, a constant, an i64
   variable in scope) becomes a SubExp in the core type; a function's size
-  parameters are read from its array parameters (`ArraySize`) at entry.
+  parameters are read from its array parameters (`ArraySize`) at entry, or
+  off the use's type for an inlined function; `let [n] (xs: [n]t)` reads
+  `n` from `xs`.  Ranges, slices and size coercions are checked at run
+  time (`futgen.core.checked`).
 
 What is not handled raises `UnsupportedFeature("internalisation of ...")`
 with the source location: a missing case must never produce a program
@@ -223,7 +228,7 @@ class Internaliser:
         self.stms, self.types, self.tsub = [], {}, dict(tsub)
         try:
             env: dict[str, V] = {}
-            params = []
+            params, values = [], []
             src_params, src_body = _eta_expanded(d) if entry else (d.params, d.body)
             for p in src_params:
                 ts = self.leaf_types(p.ty, {}, p.loc)
@@ -231,9 +236,10 @@ class Internaliser:
                 params += names
                 for q in names:
                     self.types[q.name] = q.type
-                self.bind_pat(p, self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)),
-                              env)
-            self.bind_sizes(d.tparams, src_params, env, rebind=True)
+                values.append(self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)))
+                self.bind_pat(p, values[-1], env)
+            self.bind_sizes(_size_params(d.tparams), src_params, env, rebind=True,
+                            values=values)
             self.refine(src_params, env)
             result = self.expr(src_body, env)
             body = ir.Body(tuple(self.stms), tuple(_flatten(result)))
@@ -243,13 +249,17 @@ class Internaliser:
         self.functions[key] = ir.Function(name, tuple(params), ret, body, entry)
         return name
 
-    def bind_sizes(self, tparams: list[S.TParam], params: list[S.Pat], env: dict[str, V],
-                   rebind: bool) -> None:
-        """Binds the size parameters a function's array parameters determine
-        (`[n]` in `(xs: [n]f32)`) by reading the sizes of the arguments."""
-        wanted = {tp.name for tp in tparams if isinstance(tp, S.SizeParam)}
-        for p in params:
-            for name, arr, k in self._size_positions(p.ty, self._pat_value(p, env)):
+    def bind_sizes(self, wanted: set[str], params: list[S.Pat], env: dict[str, V],
+                   rebind: bool, values: list[V] | None = None) -> None:
+        """Binds the sizes that array parameters determine (`[n]` in
+        `(xs: [n]f32)`) by reading the sizes of the arguments (`values`, or
+        what the parameters' names are bound to); with `rebind`, the
+        `wanted` names are bound anew even if `env` has them."""
+        wanted = set(wanted)
+        if values is None:
+            values = [self._pat_value(p, env) for p in params]
+        for p, v in zip(params, values):
+            for name, arr, k in self._size_positions(p.ty, v):
                 if name in env and not (rebind and name in wanted):
                     continue
                 if isinstance(arr, ir.Var):
@@ -338,21 +348,30 @@ class Internaliser:
         if not e.qual and e.name in env:
             return env[e.name]
         if not e.qual and e.name in self.decls:
-            return self.global_value(self.decls[e.name], e)
+            return self.global_value(self.decls[e.name], e, env)
         from futgen.core.builtins import builtin
 
         return builtin(self, e.full_name, self.subst(e.ty), e.loc)
 
-    def global_value(self, d: S.ValDecl, use: S.Var) -> V:
-        """A top-level definition: a function value, or a constant's value."""
-        if not d.params:
-            if _arity(d.body.ty) or d.tparams:
-                raise _unsupported(f'point-free or polymorphic constant "{d.name}"', use.loc)
-            return self.expr(d.body, {})
+    def global_value(self, d: S.ValDecl, use: S.Var, env: dict[str, V]) -> V:
+        """A top-level definition: a function value, or a constant's value.
+
+        Functions taking or returning functions are inlined; the sizes their
+        size parameters stand for at this use are read off the use's type
+        (`def f [n] (g: i32 -> [n]i32) = n` used at `(i32 -> [3]i32) -> i64`).
+        """
         inst = self.subst(use.ty)
         tsub = _match(self._decl_type(d), inst, {})
-        if any(_arity(self.subst(p.ty)) for p in d.params) or _arity(d.body.ty):
-            return Fn(inst, len(d.params), lambda args, _ret: self.inline(d, args, tsub, {}))
+        sizes = {n: se for n, dim in _match_sizes(self._decl_type(d), inst, {}).items()
+                 if n in _size_params(d.tparams) and (se := self.dim(dim, env)) is not None}
+        if not d.params:
+            return self.constant(d, inst, tsub, sizes, use.loc)
+        with self.instance(tsub):
+            higher_order = any(_has_function(self.subst(p.ty)) for p in d.params) \
+                or _has_function(self.subst(d.body.ty))
+        if higher_order:
+            return Fn(inst, len(d.params),
+                      lambda args, _ret: self.inline(d, args, tsub, dict(sizes)))
 
         def call(args: list[Arg], ret: T.Type) -> V:
             name = self.function(d, tsub)
@@ -363,6 +382,32 @@ class Internaliser:
 
         return Fn(inst, len(d.params), call)
 
+    def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],
+                 sizes: dict[str, V], loc: Loc) -> V:
+        """A top-level definition without parameters, evaluated at its use:
+        a value, or (point free, `def plus = (i32.+)`) a function value whose
+        body is evaluated, in the instance's types, when it is applied."""
+        arity = _arity(inst)
+        if not arity:
+            with self.instance(tsub):
+                return self.expr(d.body, dict(sizes))
+
+        def impl(args: list[Arg], _ret: T.Type) -> V:
+            with self.instance(tsub):
+                return self.apply(self.expr(d.body, dict(sizes)), args, loc)
+
+        return Fn(inst, arity, impl)
+
+    @contextlib.contextmanager
+    def instance(self, tsub: dict[str, T.Type]) -> Iterator[None]:
+        """Type variables bound to `tsub` (on top of the current ones) inside."""
+        saved = self.tsub
+        self.tsub = {**self.tsub, **tsub}
+        try:
+            yield
+        finally:
+            self.tsub = saved
+
     def _decl_type(self, d: S.ValDecl) -> T.Type:
         t = d.body.ty
         for p in reversed(d.params):
@@ -372,17 +417,13 @@ class Internaliser:
     def inline(self, d: S.ValDecl | S.LetFun, args: list[Arg], tsub: dict[str, T.Type],
                env: dict[str, V]) -> V:
         """The body of a function, with its parameters bound to `args`."""
-        saved = self.tsub
-        self.tsub = {**self.tsub, **tsub}
-        try:
+        with self.instance(tsub):
             env = dict(env)
             for p, (v, _) in zip(d.params, args):
                 self.bind_pat(p, v, env)
-            tparams = d.tparams
-            self.bind_sizes(tparams, d.params, env, rebind=True)
+            self.bind_sizes(_size_params(d.tparams), d.params, env, rebind=True,
+                            values=[v for v, _ in args])
             return self.expr(d.body if isinstance(d, S.ValDecl) else d.value, env)
-        finally:
-            self.tsub = saved
 
     def apply(self, f: V, args: list[Arg], loc: Loc) -> V:
         """Applies a function value to arguments: fully, partially or over."""
@@ -434,16 +475,22 @@ class Internaliser:
         return self.unflatten(t, iter(out))
 
     def _e_Range(self, e: S.Range, env: dict[str, V]) -> V:
-        if e.kind != "..<" or e.second is not None or self.subst(e.start.ty) != T.I64:
-            raise _unsupported("ranges other than `a..<b` on i64", e.loc)
-        start, end = self.subexp(e.start, env), self.subexp(e.end, env)
-        n = self.bind1(ir.BinOp("-", "i64", end, start), ir.Prim("i64"), "n")
-        n = self.bind1(ir.BinOp("max", "i64", n, ir.Constant(0, "i64")), ir.Prim("i64"), "n")
-        return self.bind1(ir.Iota(n, start, ir.Constant(1, "i64")), ir.ArrayT("i64", (n,)),
-                          "range")
+        from futgen.core.checked import range_
+
+        return range_(self, e, env)
 
     def _e_If(self, e: S.If, env: dict[str, V]) -> V:
         cond = self.subexp(e.cond, env)
+        t = self.subst(e.ty)
+        if isinstance(t, T.Arrow):
+            # A choice of functions (Futhark defunctionalises it): a function
+            # whose application chooses, applying the chosen branch's value.
+            def choose(args: list[Arg], ret: T.Type) -> V:
+                return self.if_(cond, lambda: self.apply(self.expr(e.then, env), args, e.loc),
+                                lambda: self.apply(self.expr(e.els, env), args, e.loc),
+                                ret, env, e.loc)
+
+            return Fn(t, _arity(t), choose)
         return self.if_(cond, lambda: self.expr(e.then, env), lambda: self.expr(e.els, env),
                         e.ty, env, e.loc)
 
@@ -461,12 +508,28 @@ class Internaliser:
         return self.unflatten(t, iter(out))
 
     def _e_LetPat(self, e: S.LetPat, env: dict[str, V]) -> V:
-        if e.sizes:
-            raise _unsupported("size binders in `let [n] ...`", e.loc)
         v = self.expr(e.value, env)
         inner = dict(env)
         self.bind_pat(e.pat, v, inner)
+        self.bind_size_binders(e.sizes, e.pat, v, inner)
         return self.expr(e.body, inner)
+
+    def bind_size_binders(self, sizes: list[str], p: S.Pat, v: V, env: dict[str, V]) -> None:
+        """`let [n] (xs: [n]t) = ...` (and loops): binds each size to the size
+        of the array whose annotation names it, which then has it in its type."""
+        wanted = set(sizes)
+        for name, arr, k in _annotated_sizes(p, v):
+            if name not in wanted or not isinstance(arr, ir.Var):
+                continue
+            wanted.discard(name)
+            n = self.bind1(ir.ArraySize(arr.name, k), ir.Prim("i64"), name)
+            env[name] = n
+            t = self.type_of(arr)
+            assert isinstance(t, ir.ArrayT)
+            self.types[arr.name] = ir.ArrayT(t.elem, t.shape[:k] + (n,) + t.shape[k + 1:])
+        if wanted:
+            raise _unsupported(f"the size binder [{min(wanted)}] not named by an "
+                               "annotation of an array in its pattern", p.loc)
 
     def _e_LetFun(self, e: S.LetFun, env: dict[str, V]) -> V:
         captured = dict(env)
@@ -491,7 +554,7 @@ class Internaliser:
             inner = dict(captured)
             for p, (v, _) in zip(e.params, args):
                 self.bind_pat(p, v, inner)
-            self.bind_sizes([], e.params, inner, rebind=False)
+            self.bind_sizes(set(), e.params, inner, rebind=False, values=[v for v, _ in args])
             return self.expr(e.body, inner)
 
         return Fn(self.subst(e.ty), len(e.params), impl)
@@ -540,6 +603,8 @@ class Internaliser:
         if not isinstance(t, T.Scalar):
             raise _unsupported(f"prefix {e.op} on {t}", e.loc)
         op = "neg" if e.op == "-" else "not" if t.name == "bool" else "bnot"
+        if op == "neg" and isinstance(x, ir.Constant):
+            return _constant(prims.unop("neg", t.name, prims.scalar(t.name, x.value)), t.name)
         return self.bind1(ir.UnOp(op, t.name, x), ir.Prim(t.name))
 
     def _e_BinOp(self, e: S.BinOp, env: dict[str, V]) -> V:
@@ -574,26 +639,21 @@ class Internaliser:
 
     def _e_Index(self, e: S.Index, env: dict[str, V]) -> V:
         v = self.expr(e.expr, env)
+        if not _flatten(v):  # no component array is left to index
+            raise _unsupported("arrays of the unit type ()", e.loc)
         sl = self.slice(e.indices, _flatten(v)[0], env, e.loc)
         out = []
-        for arr, t in zip(_flatten(v), self.leaf_types(e.ty, env, e.loc)):
-            out.append(self.bind1(ir.Index(arr.name, sl, e.loc), self.scrub(t), "elem"))
+        for arr in _flatten(v):
+            t = _indexed_type(self.type_of(arr), sl)
+            out.append(self.bind1(ir.Index(arr.name, sl, e.loc), t, "elem"))
         return self.unflatten(e.ty, iter(out))
 
     def slice(self, idx: list[S.DimIndex], arr: ir.SubExp, env: dict[str, V],
               loc: Loc) -> tuple[ir.DimIndex, ...]:
-        """Source indices as core ones; only `a:b` slices with both ends."""
-        out: list[ir.DimIndex] = []
-        for d in idx:
-            if isinstance(d, S.IdxFix):
-                out.append(ir.DimFix(self.i64(d.index, env)))
-            elif d.start is not None and d.end is not None and d.stride is None:
-                start, end = self.i64(d.start, env), self.i64(d.end, env)
-                n = self.bind1(ir.BinOp("-", "i64", end, start), ir.Prim("i64"), "n")
-                out.append(ir.DimSlice(start, n, ir.Constant(1, "i64")))
-            else:
-                raise _unsupported("slices other than `a:b`", loc)
-        return tuple(out)
+        """Source indices as core ones, slices checked (`checked.slice_`)."""
+        from futgen.core.checked import slice_
+
+        return slice_(self, idx, arr, env, loc)
 
     def i64(self, e: S.Expr, env: dict[str, V]) -> ir.SubExp:
         """An index expression converted to i64 (Futhark allows any integer type)."""
@@ -602,6 +662,8 @@ class Internaliser:
         assert isinstance(t, T.Scalar)
         if t.name == "i64":
             return x
+        if isinstance(x, ir.Constant):
+            return _constant(prims.convert(prims.scalar(t.name, x.value), "i64"), "i64")
         return self.bind1(ir.ConvOp(t.name, "i64", x), ir.Prim("i64"), "i")
 
     def _e_Update(self, e: S.Update, env: dict[str, V]) -> V:
@@ -632,10 +694,48 @@ class Internaliser:
         return loop(self, e, env)
 
     def _e_Coerce(self, e: S.Coerce, env: dict[str, V]) -> V:
-        raise _unsupported("size coercion `:>`", e.loc)
+        from futgen.core.checked import coerce
+
+        return coerce(self, e, env)
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _annotated_sizes(p: S.Pat, v: V) -> Iterator[tuple[str, V, int]]:
+    """(size name, array, dimension) for each size named in the type
+    annotations of pattern `p`, bound to value `v`."""
+    match p:
+        case S.PAscribe(inner, te):
+            yield from _type_exp_sizes(te, v)
+            yield from _annotated_sizes(inner, v)
+        case S.PTuple(elems) if isinstance(v, tuple) and len(elems) == len(v):
+            for q, x in zip(elems, v):
+                yield from _annotated_sizes(q, x)
+
+
+def _type_exp_sizes(te: S.TypeExp, v: V) -> Iterator[tuple[str, V, int]]:
+    k = 0
+    while isinstance(te, S.TEArray):
+        if isinstance(te.dim, S.DimName) and not isinstance(v, Fn):
+            yield te.dim.name, _flatten(v)[0], k
+        te, k = te.elem, k + 1
+    if k == 0 and isinstance(te, S.TETuple) and isinstance(v, tuple) \
+            and len(te.elems) == len(v):
+        for t, x in zip(te.elems, v):
+            yield from _type_exp_sizes(t, x)
+
+
+def _size_params(tparams: list[S.TParam]) -> set[str]:
+    return {tp.name for tp in tparams if isinstance(tp, S.SizeParam)}
+
+
+def _indexed_type(t: ir.Type, sl: tuple[ir.DimIndex, ...]) -> ir.Type:
+    """The type of `arr[sl]` for `arr` of type `t`: a slice's dimension has
+    its count, a fixed index removes its dimension."""
+    assert isinstance(t, ir.ArrayT)
+    dims = tuple(d.num for d in sl if isinstance(d, ir.DimSlice)) + t.shape[len(sl):]
+    return ir.ArrayT(t.elem, dims) if dims else ir.Prim(t.elem)
 
 
 def _eta_expanded(d: S.ValDecl) -> tuple[list[S.Pat], S.Expr]:
@@ -712,12 +812,46 @@ def _arity(t: T.Type) -> int:
     return n
 
 
+def _has_function(t: T.Type) -> bool:
+    """Whether a value of type `t` is or holds a function (which exists only
+    while compiling, so the function that takes or returns it is inlined)."""
+    match t:
+        case T.Arrow():
+            return True
+        case T.Tuple(es):
+            return any(_has_function(x) for x in es)
+        case T.Record(fs):
+            return any(_has_function(x) for _, x in fs)
+    return False
+
+
 def _strip(t: T.Type, n: int) -> T.Type:
     """The result type after applying a function of type `t` to `n` arguments."""
     for _ in range(n):
         assert isinstance(t, T.Arrow), t
         t = t.ret
     return t
+
+
+def _match_sizes(generic: T.Type, inst: T.Type, sub: dict[str, T.Dim]) -> dict[str, T.Dim]:
+    """Extends `sub` with the size each size name of `generic` has in `inst`."""
+    match generic, inst:
+        case T.Array(ge, gs, _), T.Array(ie, is_, _):
+            for g, i in zip(gs, is_):
+                if isinstance(g, T.SizeVar):
+                    sub.setdefault(g.name, i)
+            if len(gs) == len(is_):
+                _match_sizes(ge, ie, sub)
+        case T.Tuple(ges), T.Tuple(ies):
+            for g, i in zip(ges, ies):
+                _match_sizes(g, i, sub)
+        case T.Record(gfs), T.Record(ifs):
+            for (_, g), (_, i) in zip(gfs, ifs):
+                _match_sizes(g, i, sub)
+        case T.Arrow(_, gp, gr), T.Arrow(_, ip, ir_):
+            _match_sizes(gp, ip, sub)
+            _match_sizes(gr, ir_, sub)
+    return sub
 
 
 def _match(generic: T.Type, inst: T.Type, sub: dict[str, T.Type]) -> dict[str, T.Type]:

@@ -278,9 +278,9 @@ def basic(e: ir.Exp, env: Env) -> Value:
             return np.array(env[arr])
         case ir.ArraySize(arr, dim):
             return np.int64(env[arr].shape[dim])
-        case ir.Assert(cond, msg, loc):
+        case ir.Assert(cond, _, loc, args):
             if not subexp(cond, env):
-                raise FutharkError(msg, loc)
+                raise FutharkError(e.message([subexp(a, env) for a in args]), loc)
             return np.bool_(True)
     raise IRError(f"no evaluation rule for {type(e).__name__}")
 

@@ -35,7 +35,8 @@ Grammar (`x` a VName, `se` a SubExp, `t` a Type, `p` = `x: t`), as
              | x "[" idx, ... "]" | x "with" "[" idx, ... "]" "=" se
              | "array" t "[" se, ... "]" | "iota" se se se | "replicate" "(" se, ... ")" se
              | "reshape" "(" se, ... ")" x | "rearrange" "(" int, ... ")" x
-             | "concat" "(" x, ... ")" | "copy" x | "size" x int | "assert" se "msg"
+             | "concat" "(" x, ... ")" | "copy" x | "size" x int
+             | "assert" se "msg" ["(" se, ... ")"]   (msg formats the se's)
              | "apply" name "(" se, ... ")"
              | "if" se ":" "(" t, ... ")" "then" body "else" body
              | "loop" "(" p "=" se, ... ")" ("for" x ":" prim "<" se | "while" x) "do" body
@@ -309,11 +310,21 @@ class ArraySize:
 
 @dataclass(frozen=True, slots=True)
 class Assert:
-    """Fails with `msg` at `loc` unless `cond` holds; binds nothing useful (a bool)."""
+    """Fails at `loc` unless `cond` holds; binds nothing useful (a bool).
+
+    `msg` is a `str.format` template over the values of `args` (i64 scalars),
+    so a message can show run-time values as Futhark's do: `"Range {0}..<{1}
+    is invalid."`.  Literal braces in `msg` are doubled (`assert_template`).
+    """
 
     cond: SubExp
     msg: str
     loc: Loc | None = None
+    args: tuple[SubExp, ...] = ()
+
+    def message(self, values: tuple | list) -> str:
+        """The message with the arguments' values filled in."""
+        return self.msg.format(*(int(v) for v in values))
 
 
 BasicOp = (SubExpOp | UnOp | BinOp | CmpOp | ConvOp | Index | Update | ArrayLit | Iota
@@ -513,6 +524,11 @@ class Program:
             if f.name == name:
                 return f
         raise KeyError(name)
+
+
+def assert_template(text: str) -> str:
+    """`text` as an Assert message template that shows it literally."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def subexp_type(se: SubExp, types: dict[VName, Type]) -> Type:

@@ -1,8 +1,9 @@
 """Internalisation of source `loop`s into core `Loop`s.
 
 The loop pattern becomes one merge parameter per flattened value.  Sizes of
-loop parameters are left existential (`?`): an array may change size from
-one iteration to the next.  `for p in xs` becomes a counted loop that
+loop parameters are left existential (`?`), constants too: an array may
+change size from one iteration to the next; size binders (`loop [n] (xs: [n]t) = ...`) read
+the sizes of the merge arrays at the start of every iteration.  `for p in xs` becomes a counted loop that
 indexes `xs`; `while c` gets a bool merge parameter holding `c`, computed
 once before the loop from the initial values and again at the end of every
 iteration from the new ones, as in Futhark's internaliser.
@@ -22,13 +23,11 @@ if TYPE_CHECKING:
 
 def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
     """Emits the Loop statement for `e` and returns its results."""
-    from futgen.core.internalise import _base, _flatten, _no_sizes, _unsupported
+    from futgen.core.internalise import _base, _flatten
 
-    if e.sizes:
-        raise _unsupported("size binders on loop parameters", e.loc)
     init = it.expr(e.init, env) if e.init is not None else it._pat_value(e.pat, env)
     inits = _flatten(init)
-    types = [_no_sizes(t) for t in it.leaf_types(e.pat.ty, {}, e.loc)]
+    types = [_existential(t) for t in it.leaf_types(e.pat.ty, {}, e.loc)]
     params = [ir.Param(it.fresh(_base(e.pat)), t) for t in types]
     merge = list(zip(params, inits))
     pat_value = it.unflatten(e.pat.ty, iter(ir.Var(p.name) for p in params))
@@ -36,6 +35,7 @@ def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
     if isinstance(e.form, S.WhileLoop):
         first = dict(env)
         it.bind_pat(e.pat, init, first)
+        _bind_sizes(it, e, first)
         cond_param = ir.Param(it.fresh("cond"), ir.Prim("bool"))
         merge.append((cond_param, it.subexp(e.form.cond, first)))
     form, setup = _form(it, e, env, cond_param)
@@ -45,15 +45,28 @@ def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
         inner = dict(env)
         setup(inner)
         it.bind_pat(e.pat, pat_value, inner)
+        _bind_sizes(it, e, inner)
         new = it.expr(e.body, inner)
         result = _flatten(new)
         if isinstance(e.form, S.WhileLoop):
             after = dict(env)
             it.bind_pat(e.pat, new, after)
+            _bind_sizes(it, e, after)
             result.append(it.subexp(e.form.cond, after))
         body = ir.Body(tuple(stms), tuple(result))
     outs = it.bind(ir.Loop(tuple(merge), form, body), [p.type for p, _ in merge], "loop")
     return it.unflatten(e.pat.ty, iter(outs[:len(params)]))
+
+
+def _existential(t: ir.Type) -> ir.Type:
+    """`t` with every size unknown: even a constant size in the checked
+    pattern type may be the initial value's only (`loop acc = [] ...`)."""
+    return t if isinstance(t, ir.Prim) else ir.ArrayT(t.elem, (None,) * len(t.shape))
+
+
+def _bind_sizes(it: Internaliser, e: S.Loop, env: dict[str, V]) -> None:
+    """`loop [n] (xs: [n]t) = ...`: each iteration reads `n` from `xs`."""
+    it.bind_size_binders(e.sizes, e.pat, it._pat_value(e.pat, env), env)
 
 
 def _form(it: Internaliser, e: S.Loop, env: dict[str, V], cond: ir.Param | None):

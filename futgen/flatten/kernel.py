@@ -8,7 +8,9 @@ cannot (the SOAC then stays on the host):
   since a function may be inlined at several places.
 * **Arrays become views.**  A row `x = xs[gtid]` of an array bound outside
   the kernel is never materialised: `x` is recorded as the view `xs[gtid]`,
-  and `x[j]` becomes `xs[gtid, j]`.  `iota n` is the view whose element `i`
+  and `x[j]` becomes `xs[gtid, j]`.  Slices, strided or backwards, are views
+  too (`xs[gtid, a:b:s][j]` is `xs[gtid, a + j*s]`); indexing one checks the
+  index against the view's own shape, with the message the interpreter gives.  `iota n` is the view whose element `i`
   is `i` (scaled and shifted), so `zip xs (iota n)` needs no array either.
 * **Inner SOACs become loops.**  After vertical fusion (`fusion.fuse_body`), a
   Screma with reductions and no array results is a sequential `Loop` whose
@@ -27,6 +29,7 @@ from dataclasses import dataclass, replace
 from futgen.core import ir
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.names import NameSource, free_vars
+from futgen.gpu.ir import MAX_ASSERT_ARGS
 
 I64 = ir.Prim("i64")
 
@@ -36,11 +39,29 @@ class NotKernel(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Strided:
+    """A dimension of a view: `num` elements of a dimension of the underlying
+    array, from `start` in steps of `stride`."""
+
+    start: ir.SubExp
+    stride: ir.SubExp
+    num: ir.SubExp
+
+
+@dataclass(frozen=True, slots=True)
 class View:
-    """An array that is `arr[prefix]` of an array `arr` bound outside the kernel."""
+    """An array that is a slice of an array `arr` bound outside the kernel:
+    `dims` says, for the leading dimensions of `arr`, a fixed index or a
+    strided range; the remaining dimensions are whole.  A row `xs[i]` is
+    `View(xs, (i,))`; `xs[i, 1:n:2]` is `View(xs, (i, Strided(1, 2, m)))`."""
 
     arr: ir.VName
-    prefix: tuple[ir.SubExp, ...]
+    dims: tuple[ir.SubExp | Strided, ...]
+
+    @property
+    def plain(self) -> bool:
+        """Whether the view is only fixed indices (a row of a row ...)."""
+        return not any(isinstance(d, Strided) for d in self.dims)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +184,8 @@ class KernelBuilder:
                 self.local.add(pat[0].name)
             case ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() if self.invariant(e):
                 self.hoisted.append(stm)
+            case ir.Assert(args=args) if len(args) > MAX_ASSERT_ARGS:
+                raise NotKernel("an assertion with too many message arguments")
             case ir.SubExpOp() | ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() | ir.Assert():
                 self._bind(pat)
                 out.append(stm)
@@ -200,22 +223,89 @@ class KernelBuilder:
 
     def index(self, p: ir.Param, arr: ir.VName, sl: tuple[ir.DimIndex, ...], loc,
               out: list[ir.Stm]) -> None:
-        if not all(isinstance(d, ir.DimFix) for d in sl):
-            raise NotKernel("a slice makes an array")
-        idx = tuple(d.i for d in sl if isinstance(d, ir.DimFix))
         view = self.views.get(arr, View(arr, ()))
         if isinstance(view, IotaView):
-            if len(idx) != 1:
+            if len(sl) != 1 or not isinstance(sl[0], ir.DimFix):
                 raise NotKernel("iota is one-dimensional")
             self._bind((p,))
-            out.extend(self.iota_elem(p, view, idx[0]))
-        elif isinstance(p.type, ir.Prim):
+            out.extend(self.iota_elem(p, view, sl[0].i))
+            return
+        fixed = all(isinstance(d, ir.DimFix) for d in sl)
+        if fixed and not view.plain:
+            self.check_view_index(view, [d.i for d in sl if isinstance(d, ir.DimFix)], loc,
+                                  out)
+        dims = self.compose(view, sl, out)
+        if isinstance(p.type, ir.Prim):
+            if not all(isinstance(d, (ir.Var, ir.Constant)) for d in dims):
+                raise NotKernel("a scalar index of a view leaves a dimension open")
             self._bind((p,))
             out.append(ir.Stm((p,), ir.Index(view.arr, tuple(
-                ir.DimFix(i) for i in view.prefix + idx), loc)))
+                ir.DimFix(d) for d in dims), loc)))  # type: ignore[arg-type]
         else:
-            self.views[p.name] = View(view.arr, view.prefix + idx)
+            self.views[p.name] = View(view.arr, dims)
             self.local.add(p.name)
+
+    def compose(self, view: View, sl: tuple[ir.DimIndex, ...],
+                out: list[ir.Stm]) -> tuple[ir.SubExp | Strided, ...]:
+        """The dimensions of `view[sl]` in terms of the underlying array."""
+        items = list(sl)
+        dims: list[ir.SubExp | Strided] = []
+        for d in view.dims:
+            if isinstance(d, Strided) and items:
+                item = items.pop(0)
+                if isinstance(item, ir.DimFix):
+                    dims.append(self.affine(d.start, item.i, d.stride, out))
+                else:
+                    dims.append(Strided(self.affine(d.start, item.start, d.stride, out),
+                                        self.scalar("*", d.stride, item.stride, out),
+                                        item.num))
+            else:
+                dims.append(d)
+        for item in items:
+            dims.append(item.i if isinstance(item, ir.DimFix)
+                        else Strided(item.start, item.stride, item.num))
+        return tuple(dims)
+
+    def affine(self, start: ir.SubExp, i: ir.SubExp, stride: ir.SubExp,
+               out: list[ir.Stm]) -> ir.SubExp:
+        """`start + i * stride` as kernel statements."""
+        return self.scalar("+", start, self.scalar("*", i, stride, out), out)
+
+    def scalar(self, op: str, x: ir.SubExp, y: ir.SubExp, out: list[ir.Stm]) -> ir.SubExp:
+        """`x op y` on i64, bound to a fresh name (hoisted when invariant)."""
+        r = ir.Param(self.names.fresh("v"), I64)
+        self.stm(ir.Stm((r,), ir.BinOp(op, "i64", x, y)), out)
+        return ir.Var(r.name)
+
+    def view_shape(self, view: View, out: list[ir.Stm]) -> list[ir.SubExp]:
+        """The sizes of the dimensions of a view."""
+        shape = [d.num for d in view.dims if isinstance(d, Strided)]
+        rank = len(self.types[view.arr].shape)  # type: ignore[union-attr]
+        for k in range(len(view.dims), rank):
+            n = ir.Param(self.names.fresh("n"), I64)
+            self.hoisted.append(ir.Stm((n,), ir.ArraySize(view.arr, k)))
+            shape.append(ir.Var(n.name))
+        return shape
+
+    def check_view_index(self, view: View, idx: list[ir.SubExp], loc,
+                         out: list[ir.Stm]) -> None:
+        """An Assert that `idx` is in bounds of the view's own shape (the
+        underlying array's check would miss an index past a slice's end)."""
+        shape = self.view_shape(view, out)
+        ok: ir.SubExp = ir.Constant(True, "bool")
+        for i, n in zip(idx, shape):
+            for c in (ir.CmpOp("<=", "i64", ir.Constant(0, "i64"), i),
+                      ir.CmpOp("<", "i64", i, n)):
+                b = ir.Param(self.names.fresh("inb"), ir.Prim("bool"))
+                self.stm(ir.Stm((b,), c), out)
+                both = ir.Param(self.names.fresh("inb"), ir.Prim("bool"))
+                self.stm(ir.Stm((both,), ir.BinOp("&", "bool", ok, ir.Var(b.name))), out)
+                ok = ir.Var(both.name)
+        shown = ", ".join(f"{{{k}}}" for k in range(len(idx)))
+        dims = "".join(f"[{{{len(idx) + k}}}]" for k in range(len(shape)))
+        msg = f"Index [{shown}] out of bounds for array of shape {dims}."
+        check = ir.Param(self.names.fresh("check"), ir.Prim("bool"))
+        self.stm(ir.Stm((check,), ir.Assert(ok, msg, loc, (*idx, *shape))), out)
 
     def iota_elem(self, p: ir.Param, v: IotaView, i: ir.SubExp) -> list[ir.Stm]:
         """`p = start + i * stride` (just `i` for the plain `iota n`)."""
@@ -232,8 +322,13 @@ class KernelBuilder:
         if isinstance(view, IotaView):
             self._bind((p,))
             out.append(ir.Stm((p,), ir.SubExpOp(view.n)))
+            return
+        nums = [d.num for d in view.dims if isinstance(d, Strided)]
+        if dim < len(nums):
+            self.stm(ir.Stm((p,), ir.SubExpOp(nums[dim])), out)
         else:
-            self.hoisted.append(ir.Stm((p,), ir.ArraySize(view.arr, len(view.prefix) + dim)))
+            k = len(view.dims) + dim - len(nums)
+            self.hoisted.append(ir.Stm((p,), ir.ArraySize(view.arr, k)))
 
     def sequential_screma(self, pat: tuple[ir.Param, ...], e: ir.Screma,
                           out: list[ir.Stm]) -> None:

@@ -165,9 +165,12 @@ class _Vectorised:
         match e:
             case ir.Index(arr, sl, loc):
                 return [self.index(self.env[arr], sl, loc, cols, n)]
-            case ir.Assert(cond, msg, loc):
-                if not np.all(self.get(cond, cols, n)):
-                    raise FutharkError(msg, loc)
+            case ir.Assert(cond, _, loc, args):
+                ok = self.get(cond, cols, n)
+                if not np.all(ok):
+                    lane = int(np.flatnonzero(~np.asarray(ok, dtype=bool))[0])
+                    raise FutharkError(e.message([self.get(a, cols, n)[lane] for a in args]),
+                                       loc)
                 return [np.ones(n, dtype=bool)]
             case ir.If(cond, then_, else_, ret):
                 return self.if_(self.get(cond, cols, n).astype(bool), then_, else_, ret, cols, n)

@@ -7,7 +7,8 @@ point of a segment space, in parallel; the body is *kernel code*:
 
 * it binds only scalars (`Prim` types): scalar BasicOps, `Index` of an array
   bound outside the kernel that yields a scalar, `If` and `Loop` whose
-  results are scalars, and `Assert`;
+  results are scalars, and `Assert` with at most `MAX_ASSERT_ARGS` message
+  arguments (a kernel reports them through a fixed-size buffer);
 * it contains no SOACs, no `Apply` and no array-creating operations; the
   flattening pass (`futgen.flatten`) inlines calls and turns inner SOACs into
   sequential loops before making a SegOp, and leaves a SOAC on the host when
@@ -45,6 +46,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from futgen.core.ir import Body, Lambda, SubExp, Type, VName
+
+MAX_ASSERT_ARGS = 8  # message arguments a kernel can report (plan.MAX_FAILURE_ARGS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -559,7 +559,7 @@ def _fmt_index(i: Any) -> str:
             return f"{s}:{'' if end is None else end}:{stride}"
         if end is not None:
             return f"{s}:{end}"
-        return f"{s}:"
+        return f"{s or 0}:"  # Futhark shows the start a whole dimension defaults to
     return str(i)
 
 
@@ -570,18 +570,16 @@ def oob_message(idx: list, shape: tuple[int, ...]) -> str:
 
 def slice_indices(start: int | None, end: int | None, stride: int | None,
                   n: int) -> slice | None:
-    """The Python slice for Futhark's `start:end:stride` on length n, or None if invalid."""
-    if start is not None:
-        s, e, st = start, (n if end is None else end), (1 if stride is None else stride)
-    elif end is not None:
-        s, e, st = 0, end, (1 if stride is None else stride)
-    elif stride is not None:
-        st = stride
-        s, e = (0, n) if st > 0 else (n - 1, -1)
-    else:
-        s, e, st = 0, n, 1
+    """The Python slice for Futhark's `start:end:stride` on length n, or None if invalid.
+
+    Omitted bounds are `0` and `n` for a positive stride, `n-1` and `-1` for
+    a negative one (Futhark's `internaliseDimIndex`).
+    """
+    st = 1 if stride is None else stride
     if st == 0:
         return None
+    s = start if start is not None else (n - 1 if st < 0 else 0)
+    e = end if end is not None else (-1 if st < 0 else n)
     sgn = 1 if e - s >= 0 else -1
     if e != s and sgn != (1 if st > 0 else -1):
         return None
@@ -680,8 +678,8 @@ def check_coercion(v: Any, t: Any, size_of: Any, loc: Loc | None) -> None:
             ok = ok and w == n
         else:
             want.append(str(n))
-    if not ok:
+    if not ok:  # Futhark's message, with the type's sizes as values
         tstr = "".join(f"[{w}]" for w in want) + V.type_str(t.elem)
-        have = "".join(f"[{n}]" for n in shape)
-        raise FutharkError(f"Value of shape \"{have}\" cannot match shape of type \"{t}\" "
-                           f"(\"{tstr}\")", loc)
+        have = "][".join(str(n) for n in shape)
+        raise FutharkError(f"Value of (desugared) shape [{have}] cannot match shape of type "
+                           f"\"{tstr}\".", loc)

@@ -63,15 +63,12 @@ def test_integer_arithmetic_wraps() -> None:
 
 
 @pytest.mark.parametrize(("source", "feature", "line"), [
-    ("entry main (xs: []i32) : [3]i32 =\n  xs :> [3]i32", "size coercion", 2),
     ("def (<+>) (x: i32) (y: i32) = x + y\nentry main (x: i32) : i32 =\n  x <+> x",
      "operator <+>", 3),
-    ("entry main (xs: []i32) : []i32 =\n  xs[1:]", "slices", 2),
-    ("entry main (n: i64) : []i64 =\n  1..2...n", "ranges", 2),
     ("entry main (xs: [][]i32) : [][]i32 =\n  filter (\\r -> r[0] > 0) xs",
      "filter on arrays of arrays", 2),
-    ("def units (n: i64) : [n]() = replicate n ()\nentry main (n: i64) : i64 =\n"
-     "  length (units n)", "unit type", 1),
+    (("def units (n: i64) : [n]() = replicate n ()\nentry main (n: i64) : i64 =\n"
+      "  length (units n)"), "unit type", 1),
 ])
 def test_unsupported_constructs_name_feature_and_location(source: str, feature: str,
                                                           line: int) -> None:

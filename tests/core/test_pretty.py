@@ -27,7 +27,7 @@ entry fun main(n_0: i64, xs_1: [?]i32) : ([?]i32, i32) =
           in (twice_5)
         }
   let (c_7: bool) = ==.i64 n_0 0i64
-  let (if_10: i32) =
+  let (if_9: i32) =
     if c_7 : (i32)
     then
     {
@@ -35,11 +35,10 @@ entry fun main(n_0: i64, xs_1: [?]i32) : ([?]i32, i32) =
     }
     else
     {
-      let (i_8: i64) = i32->i64 0i32
-      let (elem_9: i32) = map_6[i_8]
-      in (elem_9)
+      let (elem_8: i32) = map_6[0i64]
+      in (elem_8)
     }
-  in (map_6, if_10)
+  in (map_6, if_9)
 }
 
 fun twice(x_3: i32) : (i32) =

@@ -16,6 +16,7 @@ import pytest
 
 from futgen.core import internalise, ir
 from futgen.data import compare_values, load_file
+from futgen.errors import FutharkError
 from futgen.flatten import flatten
 from futgen.flatten.check import check_program
 from futgen.frontend import check_source, load
@@ -177,6 +178,30 @@ def test_names_stay_unique_when_a_function_is_inlined_twice() -> None:
     names = list(binders(fn))
     assert len(names) == len(set(names))
     assert run(prog, "main", [np.array([1, 2], np.int32)])[0].tolist() == [13, 22]
+
+
+def test_slices_in_a_body_are_views() -> None:
+    prog = _flat("""
+      entry main [n][m] (xss: [n][m]i32) (k: i64) : [n]i32 =
+        map (\\row -> let r = row[::-1] in r[k] + i32.sum r[1:m:2]) xss""")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegMap)
+    xss = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.int32)
+    for vectorise in (True, False):
+        got = run(prog, "main", [xss, np.int64(1)], vectorise=vectorise)
+        assert got[0].tolist() == [3 + 3 + 1, 7 + 7 + 5]
+
+
+def test_an_index_past_a_slice_fails_with_the_views_shape() -> None:
+    # xs[0:2][k] reads inside xs for k = 2, but not inside the slice.
+    prog = _flat("""
+      entry main [n] (xss: [n][4]i32) (k: i64) : [n]i32 =
+        map (\\row -> row[0:2][k]) xss""")
+    assert isinstance(_segops(prog, "main")[0], SegMap)
+    xss = np.array([[1, 2, 3, 4]], np.int32)
+    assert run(prog, "main", [xss, np.int64(1)])[0].tolist() == [2]
+    with pytest.raises(FutharkError, match=r"Index \[2\] out of bounds for array of shape \[2\]"):
+        run(prog, "main", [xss, np.int64(2)])
 
 
 # -------------------------------------------------------- the examples

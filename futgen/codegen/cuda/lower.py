@@ -232,10 +232,10 @@ class KernelLowering:
             case ir.ArraySize(arr, dim):
                 _, _, dims = self.array(arr)
                 return [], dims[dim]
-            case ir.Assert(cond, msg, loc):
+            case ir.Assert(cond, msg, loc, args):
                 c = self.subexp(cond)
-                text = msg.replace("{", "{{").replace("}", "}}")
-                return [imp.If(imp.Un("!", c), (self.fail(text, loc, ()),))], Lit("true")
+                values = [Cast("int64_t", self.subexp(a)) for a in args]
+                return [imp.If(imp.Un("!", c), (self.fail(msg, loc, values),))], Lit("true")
         raise NotImplementedError(
             f"no CUDA lowering of {type(e).__name__} in kernel code (flattening should "
             "have left it on the host)")
