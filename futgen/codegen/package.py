@@ -307,8 +307,10 @@ def default_name(src_path: str | Path) -> str:
 
 
 def class_name(name: str) -> str:
-    """`my_lib` -> `MyLib`: the package's class."""
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) or "Program"
+    """`my_lib` -> `MyLib`: the package's class (`SProgram` for `s`, whose
+    plain class name would hide the module's own `S`)."""
+    cls = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) or "Program"
+    return cls + "Program" if cls in _MODULE_NAMES else cls
 
 
 def build_package(src_path: str | Path, out_dir: str | Path, *, name: str | None = None,

@@ -225,3 +225,13 @@ def test_array_literal_of_rows_and_entry_names(tmp_path):
     assert module.ENTRY_METHODS == {"f'": "f__", "f_": "f_", "class": "class_"}
     inst = module.Primed(backend="cpu")
     assert [getattr(inst, module.ENTRY_METHODS[e])(1) for e in ("f'", "f_", "class")] == [2, 3, 4]
+
+
+def test_a_package_named_s_keeps_its_scalar_helpers(tmp_path):
+    # The class of package `s` would be `S`, the name the module gives its
+    # scalar helpers; it is `SProgram` instead, and scalar code still runs.
+    src = tmp_path / "s.fut"
+    src.write_text("entry main (x: i32) : i32 = x * 2 + 1\n")
+    module = import_package(build_package(src, tmp_path / "out", name="s"))
+    assert class_name("s") == "SProgram"
+    assert module.SProgram(backend="cpu").main(np.int32(20)) == 41
