@@ -41,12 +41,11 @@ from futgen.codegen.resources import runtime_dir, templates_dir
 from futgen.core import ir
 from futgen.errors import FutgenError, UnsupportedFeature
 from futgen.frontend import types as T
+from futgen.frontend.types import components, ordered_fields
 from futgen.frontend.entry import (
     EntrySignature,
-    components,
     entry_signatures,
     leaf_types,
-    ordered_fields,
     record_names,
     record_of,
     type_key,

@@ -169,15 +169,7 @@ class Internaliser:
     def components(self, t: T.Type) -> list[T.Type] | None:
         """The component types of a tuple-like type (arrays of tuples too);
         None for a primitive or an array of primitives."""
-        t = self.subst(t)
-        match t:
-            case T.Tuple(es):
-                return list(es)
-            case T.Record(fs):
-                return [x for _, x in _ordered(fs)]
-            case T.Array(T.Tuple() | T.Record() as e, shape, _):
-                return [T.array_of(c, shape) for c in self.components(e) or []]
-        return None
+        return T.components(self.subst(t))
 
     def leaf_types(self, t: T.Type, env: dict[str, V], loc: Loc | None) -> list[ir.Type]:
         """The core types of the values representing a source value of type `t`."""
@@ -772,14 +764,7 @@ def _field_order(t: T.Type) -> list[str]:
     record `{0 = a, 1 = b}` is typed as the tuple `(a, b)`)."""
     if isinstance(t, T.Tuple):
         return [str(i) for i in range(len(t.elems))]
-    return [f for f, _ in _ordered(t.fields)]
-
-
-def _ordered(fields: tuple[tuple[str, T.Type], ...]) -> list[tuple[str, T.Type]]:
-    """Record fields in representation order (numeric for tuple-like records)."""
-    if T.is_tuple_record(fields):
-        return sorted(fields, key=lambda f: int(f[0]))
-    return list(fields)
+    return [f for f, _ in T.ordered_fields(t.fields)]
 
 
 def _no_sizes(t: ir.Type) -> ir.Type:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
+from futgen.frontend.types import components
 
 
 @dataclass(frozen=True)
@@ -125,26 +126,6 @@ def _pat_type_exp(p: S.Pat) -> S.TypeExp | None:
 
 
 # ---------------------------------------------------------------- structure
-
-
-def components(t: T.Type) -> list[T.Type] | None:
-    """The parts of a tuple, record or array of them (each an array of the
-    element's parts); None for primitives and arrays of primitives."""
-    match t:
-        case T.Tuple(es):
-            return list(es)
-        case T.Record(fs):
-            return [x for _, x in ordered_fields(fs)]
-        case T.Array(T.Tuple() | T.Record() as e, shape, _):
-            return [T.array_of(c, shape) for c in components(e) or []]
-    return None
-
-
-def ordered_fields(fields: tuple[tuple[str, T.Type], ...]) -> list[tuple[str, T.Type]]:
-    """Record fields in representation order (numeric for tuple-like records)."""
-    if T.is_tuple_record(fields):
-        return sorted(fields, key=lambda f: int(f[0]))
-    return list(fields)
 
 
 def record_of(t: T.Type) -> T.Record | None:

@@ -194,3 +194,26 @@ def is_tuple_record(fields: tuple[tuple[str, Type], ...]) -> bool:
     """Whether record fields are exactly 0, 1, ..., n-1 (n >= 2): a tuple."""
     names = sorted(int(f) if f.isdigit() else -1 for f, _ in fields)
     return len(names) >= 2 and names == list(range(len(names)))
+
+
+def ordered_fields(fields: tuple[tuple[str, Type], ...]) -> list[tuple[str, Type]]:
+    """Record fields in representation order (numeric for tuple-like records):
+    the order of the values that carry a record in the core IR and in a
+    generated package."""
+    if is_tuple_record(fields):
+        return sorted(fields, key=lambda f: int(f[0]))
+    return list(fields)
+
+
+def components(t: Type) -> list[Type] | None:
+    """The parts of a tuple, record or array of them (each an array of the
+    element's parts), in representation order; None for primitives and
+    arrays of primitives."""
+    match t:
+        case Tuple(es):
+            return list(es)
+        case Record(fs):
+            return [x for _, x in ordered_fields(fs)]
+        case Array(Tuple() | Record() as e, shape, _):
+            return [array_of(c, shape) for c in components(e) or []]
+    return None
