@@ -41,7 +41,6 @@ from futgen.codegen.resources import runtime_dir, templates_dir
 from futgen.core import ir
 from futgen.errors import FutgenError, UnsupportedFeature
 from futgen.frontend import types as T
-from futgen.frontend.types import components, ordered_fields
 from futgen.frontend.entry import (
     EntrySignature,
     entry_signatures,
@@ -50,6 +49,7 @@ from futgen.frontend.entry import (
     record_of,
     type_key,
 )
+from futgen.frontend.types import components, ordered_fields
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
 

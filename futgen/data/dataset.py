@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from futgen.data.values import PRIM_DTYPES, Value, encode_binary, format_value, read_values
+from futgen.data.values import (
+    PRIM_DTYPES,
+    Value,
+    encode_binary,
+    format_value,
+    read_values,
+)
 from futgen.data.values import value_type as _value_type
 from futgen.errors import DataError
 

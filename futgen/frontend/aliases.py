@@ -49,11 +49,10 @@ single walk and calls into this module to consume, observe and check.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol
-
 import itertools
 import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
 
 from futgen.errors import CompileError, Loc
 from futgen.frontend import syntax as S
