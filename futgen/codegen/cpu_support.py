@@ -124,9 +124,14 @@ def _out_of_bounds(arr: np.ndarray, idx: tuple[Val, ...], bad: Val, loc: str) ->
                        loc or None)
 
 
-def check(cond: Val, msg: str, loc: str) -> np.bool_:
-    """An `assert`: fails with `msg` unless `cond` holds at every lane."""
+def check(cond: Val, msg: str, loc: str, *args: Val) -> np.bool_:
+    """An `assert`: fails with `msg` unless `cond` holds at every lane; with
+    `args`, `msg` is a template filled with their values at the first
+    failing lane."""
     if not np.all(cond):
+        if args:
+            k = int(np.flatnonzero(~np.atleast_1d(np.asarray(cond, dtype=bool)))[0])
+            msg = msg.format(*(int(np.atleast_1d(a)[k if np.ndim(a) else 0]) for a in args))
         raise FutharkError(msg, loc or None)
     return np.bool_(True)
 

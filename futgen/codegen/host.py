@@ -132,8 +132,9 @@ class HostCompiler:
                 return f"b.update({pyname(arr)}, {_slice(sl)}, {subexp(value)}, {loc_text(loc)})"
             case ir.ArraySize(arr, dim):
                 return f"np.int64({pyname(arr)}.shape[{dim}])"
-            case ir.Assert(cond, msg, loc):
-                return f"S.check({subexp(cond)}, {msg!r}, {loc_text(loc)})"
+            case ir.Assert(cond, msg, loc, args):
+                extra = "".join(f", {subexp(a)}" for a in args)
+                return f"S.check({subexp(cond)}, {msg!r}, {loc_text(loc)}{extra})"
             case ir.Iota(n, start, stride):
                 return f"b.iota(int({subexp(n)}), int({subexp(start)}), int({subexp(stride)}), {dt})"
             case ir.Replicate(shape, value):

@@ -136,7 +136,9 @@ class LaneCompiler:
             idx = tuple_text([subexp(d.i) for d in e.slice])  # type: ignore[union-attr]
             self.em.line(f"{names[0]} = S.gather({pyname(e.arr)}, {idx}, {loc_text(e.loc)})")
         elif isinstance(e, ir.Assert):
-            self.em.line(f"{names[0]} = S.check({subexp(e.cond)}, {e.msg!r}, {loc_text(e.loc)})")
+            extra = "".join(f", {subexp(a)}" for a in e.args)
+            self.em.line(f"{names[0]} = S.check({subexp(e.cond)}, {e.msg!r}, "
+                         f"{loc_text(e.loc)}{extra})")
         elif isinstance(e, ir.If):
             self.if_(stm, e, lanes)
         elif isinstance(e, ir.Loop):

@@ -278,11 +278,16 @@ def basic(e: ir.Exp, env: Env) -> Value:
             return np.array(env[arr])
         case ir.ArraySize(arr, dim):
             return np.int64(env[arr].shape[dim])
-        case ir.Assert(cond, msg, loc):
+        case ir.Assert(cond, msg, loc, args):
             if not subexp(cond, env):
-                raise FutharkError(msg, loc)
+                raise FutharkError(assert_message(msg, [subexp(a, env) for a in args]), loc)
             return np.bool_(True)
     raise IRError(f"no evaluation rule for {type(e).__name__}")
+
+
+def assert_message(msg: str, args: Sequence[Value]) -> str:
+    """The message of a failed `Assert`: its template filled with `args`."""
+    return msg.format(*(int(a) for a in args)) if args else msg
 
 
 def unop(op: str, prim: str, x: Value) -> Value:

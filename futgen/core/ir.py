@@ -309,11 +309,18 @@ class ArraySize:
 
 @dataclass(frozen=True, slots=True)
 class Assert:
-    """Fails with `msg` at `loc` unless `cond` holds; binds nothing useful (a bool)."""
+    """Fails with `msg` at `loc` unless `cond` holds; binds nothing useful (a bool).
+
+    With `args`, `msg` is a `str.format` template whose `{}` fields are the
+    values of `args` (i64 scalars), as in Futhark's `ErrorMsg` with
+    `ErrorVal`s: "Cannot unflatten array of shape [{}] to ...".  Without
+    `args` it is the message itself, braces and all.
+    """
 
     cond: SubExp
     msg: str
     loc: Loc | None = None
+    args: tuple[SubExp, ...] = ()
 
 
 BasicOp = (SubExpOp | UnOp | BinOp | CmpOp | ConvOp | Index | Update | ArrayLit | Iota

@@ -207,8 +207,8 @@ def _basic(e: ir.Exp) -> str | None:
             return f"copy {arr}"
         case ir.ArraySize(arr, dim):
             return f"size {arr} {dim}"
-        case ir.Assert(cond, msg, _):
-            return f"assert {subexp(cond)} {msg!r}"
+        case ir.Assert(cond, msg, _, args):
+            return f"assert {subexp(cond)} {msg!r}{_ses(args) if args else ''}"
         case ir.Apply(fn, args, _):
             return f"apply {fn}{_ses(args)}"
     return None

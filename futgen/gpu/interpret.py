@@ -40,6 +40,7 @@ from futgen.core.interpret import (
     _dtype,
     _out_of_bounds,
     _ufunc_of,
+    assert_message,
     basic,
     subexp,
 )
@@ -165,9 +166,12 @@ class _Vectorised:
         match e:
             case ir.Index(arr, sl, loc):
                 return [self.index(self.env[arr], sl, loc, cols, n)]
-            case ir.Assert(cond, msg, loc):
-                if not np.all(self.get(cond, cols, n)):
-                    raise FutharkError(msg, loc)
+            case ir.Assert(cond, msg, loc, args):
+                ok = self.get(cond, cols, n)
+                if not np.all(ok):
+                    k = int(np.flatnonzero(~np.asarray(ok, dtype=bool))[0])
+                    vals = [self.get(a, cols, n)[k] for a in args]
+                    raise FutharkError(assert_message(msg, vals), loc)
                 return [np.ones(n, dtype=bool)]
             case ir.If(cond, then_, else_, ret):
                 return self.if_(self.get(cond, cols, n).astype(bool), then_, else_, ret, cols, n)

@@ -232,10 +232,11 @@ class KernelLowering:
             case ir.ArraySize(arr, dim):
                 _, _, dims = self.array(arr)
                 return [], dims[dim]
-            case ir.Assert(cond, msg, loc):
+            case ir.Assert(cond, msg, loc, args):
                 c = self.subexp(cond)
-                text = msg.replace("{", "{{").replace("}", "}}")
-                return [imp.If(imp.Un("!", c), (self.fail(text, loc, ()),))], Lit("true")
+                text = msg if args else msg.replace("{", "{{").replace("}", "}}")
+                vals = [Cast("int64_t", self.subexp(a)) for a in args]
+                return [imp.If(imp.Un("!", c), (self.fail(text, loc, vals),))], Lit("true")
         raise NotImplementedError(
             f"no CUDA lowering of {type(e).__name__} in kernel code (flattening should "
             "have left it on the host)")
