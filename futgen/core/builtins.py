@@ -6,7 +6,14 @@ missing built-in is one clear `UnsupportedFeature`.  The second-order
 built-ins become SOACs: `map`/`reduce`/`scan` a `Screma`, `hist` and
 `reduce_by_index` a `Hist`, `scatter` a `Scatter`, and `filter` the
 scan-then-scatter program GPU code uses.  `zip` and `unzip` cost nothing,
-because an array of tuples already is a tuple of arrays.
+because an array of tuples already is a tuple of arrays.  Names not in
+`GENERIC` are the derived functions of `futgen.core.derived`.
+
+Numeric module members are scalar operations: unary ones `UnOp`s, the
+binary functions (`atan2`, `hypot`, `ldexp`, `mul_hi`, ...) `BinOp`s with
+their rules in `prims.BINOPS` and the CUDA scalar prelude, and the rest
+(`get_bit`, `set_bit`, `fma`, `lerp`, `from_fraction`, ...) composed of
+those, mirroring their definitions in `prims`.
 """
 
 from __future__ import annotations

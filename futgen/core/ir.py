@@ -163,7 +163,8 @@ class SubExpOp:
 
 @dataclass(frozen=True, slots=True)
 class UnOp:
-    """A unary scalar operation `op` on type `prim`: neg, not, abs, sgn, sqrt, ..."""
+    """A unary scalar operation `op` on type `prim`: neg, not, abs, sgn, sqrt, ...;
+    `from_bits` takes the unsigned bits (`prim`) to the float of their width."""
 
     op: str
     prim: str
@@ -175,7 +176,9 @@ class BinOp:
     """A binary scalar operation on operands of type `prim`.
 
     `op` is a key of `futgen.interp.prims.BINOPS` other than the comparisons
-    (+, -, *, /, %, //, %%, **, &, |, ^, <<, >>, >>>, max, min).  The lazy
+    (+, -, *, /, %, //, %%, **, &, |, ^, <<, >>, >>>, max, min) or a binary
+    function of a numeric module (atan2, atan2pi, hypot, copysign,
+    nextafter, mul_hi, and ldexp, whose `y` is an i32).  The lazy
     `&&` and `||` of the source become `If`s, so both operands here are
     always evaluated.
     """

@@ -89,6 +89,12 @@ entry functional (n: i32) (xs: []i32) =
    map (curry (\\(a, b) -> a - b) 10) xs, map (uncurry (-)) (zip xs xs), map (const 7i32) xs,
    map id xs)
 
+entry nested (mat: [][]i32) =
+  (map (\\r -> rotate 1 r) mat, map (\\r -> take 2 r) mat, map (\\r -> foldl (+) 0 r) mat,
+   map (\\r -> all (> 2) r) mat, map (\\r -> exscan (+) 0 r) mat,
+   map (\\r -> head r + last r) mat, map (\\r -> i32.get_bit 1 (i32.sum r)) mat,
+   map (\\r -> length (sized 3 r)) mat)
+
 entry misc (x: i32) (y: f32) (z: f64) (xs: []i32) =
   (assert (length xs > 0) xs, opaque x, trace x, not (x > 0), r32 x, t32 y, r64 x, t64 z)
 """
@@ -149,6 +155,8 @@ CASES = {
     # The interpreter cannot split at 0 ("cannot determine the split point").
     "splits": [[I64(3), XS], [I64(8), XS], [I64(1), i32s(5)]],
     "functional": [[np.int32(5), XS], [np.int32(2000), i32s()]],
+    "nested": [[np.arange(12, dtype=np.int32).reshape(4, 3)],
+               [np.arange(12, dtype=np.int32).reshape(3, 4)]],
     "misc": [[np.int32(3), np.float32(-2.5), np.float64(7.9), XS],
              [np.int32(-3), np.float32(1e10), np.float64(-0.5), i32s()]],
 }
@@ -295,14 +303,16 @@ def test_every_numeric_member_has_an_entry() -> None:
     assert set(numeric_program()[1]) == set(numeric_members())
 
 
-def test_numeric_kernels_compile_with_nvcc(tmp: str) -> None:
+@pytest.mark.parametrize("program", ["generic", "numeric"])
+def test_kernels_compile_with_nvcc(program: str, tmp: str) -> None:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc not found on PATH: cannot compile kernels.cu")
-    pkg = _package("numeric", numeric_program()[0], tmp)
+    source = GENERIC_PROGRAM if program == "generic" else numeric_program()[0]
+    pkg = _package(program, source, tmp)
     cu = Path(pkg.module.__file__).parent / "kernels.cu"
     proc = subprocess.run([nvcc, "-ptx", "-arch=sm_90", "--Werror", "all-warnings", str(cu),
-                           "-o", str(Path(tmp) / "numeric.ptx")], capture_output=True,
+                           "-o", str(Path(tmp) / f"{program}.ptx")], capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
 
