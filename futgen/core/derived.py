@@ -82,10 +82,6 @@ def _dims(it: Internaliser, a: ir.SubExp) -> list[ir.SubExp]:
             for k, d in enumerate(t.shape)]
 
 
-def _leaves(v: V) -> list[ir.SubExp]:
-    return _flatten(v)
-
-
 def _check(it: Internaliser, cond: ir.SubExp, msg: str, args: list[ir.SubExp],
            loc: Loc) -> None:
     it.bind1(ir.Assert(cond, msg, loc, tuple(args)), BOOL, "check")
@@ -110,7 +106,7 @@ def _flatten_k(k: int) -> Rule:
             return it.bind1(ir.Reshape(a.name, shape, loc),
                             ir.ArrayT(_elem_prim(it, a), shape), "flat")
 
-        return it.unflatten(ret, iter(flat(a) for a in _leaves(args[0][0])))
+        return it.unflatten(ret, iter(flat(a) for a in _flatten(args[0][0])))
 
     return _fn(1, body)
 
@@ -132,7 +128,7 @@ def _unflatten_k(k: int) -> Rule:
     are nonnegative and multiply to the length; one size the call leaves
     unknown is the length divided by the others (as the interpreter does)."""
     def body(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
-        leaves = _leaves(args[0][0])
+        leaves = _flatten(args[0][0])
         total = it.width(leaves[0])
         dims = _result_dims(it, ret, k)
         unknown = [i for i, d in enumerate(dims) if d is None]
@@ -182,17 +178,17 @@ def _slice(it: Internaliser, v: V, t: T.Type, start: ir.SubExp, num: ir.SubExp,
     sl = (ir.DimSlice(start, num, _k(1)),)
     return it.unflatten(t, iter(it.bind1(ir.Index(a.name, sl, loc), it.scrub(
         ir.ArrayT(_elem_prim(it, a), (num, *it.type_of(a).shape[1:]))), "slice")
-        for a in _leaves(v)))
+        for a in _flatten(v)))
 
 
 def _index(it: Internaliser, v: V, t: T.Type, i: ir.SubExp, loc: Loc) -> V:
     return it.unflatten(t, iter(it.bind1(ir.Index(a.name, (ir.DimFix(i),), loc),
-                                         ir.row(it.type_of(a)), "elem") for a in _leaves(v)))
+                                         ir.row(it.type_of(a)), "elem") for a in _flatten(v)))
 
 
 def _suffix(it: Internaliser, xs: V, xt: T.Type, start: ir.SubExp, loc: Loc) -> V:
     """`xs[start:]`, failing with the interpreter's message for an open slice."""
-    a = _leaves(xs)[0]
+    a = _flatten(xs)[0]
     dims = _dims(it, a)
     ok = _and(it, _i64(it, ">=", start, _k(0)), _i64(it, "<=", start, dims[0]))
     _check(it, ok, "Index [{}:] out of bounds for array of shape "
@@ -206,7 +202,7 @@ def _head(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
 
 def _last(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     (xs, _), = args
-    n = it.width(_leaves(xs)[0])
+    n = it.width(_flatten(xs)[0])
     return _index(it, xs, ret, _i64(it, "-", n, _k(1)), loc)
 
 
@@ -217,7 +213,7 @@ def _tail(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
 
 def _init(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     (xs, xt), = args
-    n = it.width(_leaves(xs)[0])
+    n = it.width(_flatten(xs)[0])
     return _slice(it, xs, xt, _k(0), _i64(it, "-", n, _k(1)), loc)
 
 
@@ -234,7 +230,7 @@ def _drop(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
 def _split(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     """`split xs : ([n]t, [m]t)`: the split point is `n`, else the length minus `m`."""
     (xs, xt), = args
-    total = it.width(_leaves(xs)[0])
+    total = it.width(_flatten(xs)[0])
     assert isinstance(ret, T.Tuple)
     first, second = (_result_dims(it, r, 1)[0] for r in ret.elems)
     if first is not None:
@@ -250,22 +246,22 @@ def _split(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
 def _rotate(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     """`rotate r xs`: `xs[r':] ++ xs[:r']` with `r' = r mod n` (0 when empty)."""
     (r, _), (xs, xt) = args
-    n = it.width(_leaves(xs)[0])
+    n = it.width(_flatten(xs)[0])
     empty = _i64(it, "==", n, _k(0))
     shift = it.if_(empty, lambda: _k(0),
                    lambda: _i64(it, "%", r, _i64(it, "max", n, _k(1))), T.I64, {}, loc)
-    back = _leaves(_slice(it, xs, xt, shift, _i64(it, "-", n, shift), loc))
-    front = _leaves(_slice(it, xs, xt, _k(0), shift, loc))
+    back = _flatten(_slice(it, xs, xt, shift, _i64(it, "-", n, shift), loc))
+    front = _flatten(_slice(it, xs, xt, _k(0), shift, loc))
     out = [it.bind1(ir.Concat((b.name, f.name)), it.scrub(ir.ArrayT(
         _elem_prim(it, a), (n, *it.type_of(a).shape[1:]))), "rot")
-        for a, b, f in zip(_leaves(xs), back, front)]
+        for a, b, f in zip(_flatten(xs), back, front)]
     return it.unflatten(xt, iter(out))
 
 
 def _sized(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     """`sized n xs`: `xs`, after checking that its length is `n`."""
     (n, _), (xs, _) = args
-    dims = _dims(it, _leaves(xs)[0])
+    dims = _dims(it, _flatten(xs)[0])
     shape = _shape_template(len(dims))
     _check(it, _i64(it, "==", dims[0], n),
            f'Value of shape "{shape}" cannot match shape of type "[{{}}]i32" ("[{{}}]i32")',
@@ -280,16 +276,16 @@ def _rep(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     if n is None:
         raise _unsupported("rep whose result size is not known here", loc)
     return it.unflatten(ret, iter(it.bind1(ir.Replicate((n,), v), ir.array_of(
-        it.type_of(v), (n,)), "rep") for v in _leaves(x)))
+        it.type_of(v), (n,)), "rep") for v in _flatten(x)))
 
 
 def _indices(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
-    n = it.width(_leaves(args[0][0])[0])
+    n = it.width(_flatten(args[0][0])[0])
     return it.bind1(ir.Iota(n, _k(0), _k(1)), ir.ArrayT("i64", (n,)), "indices")
 
 
 def _null(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
-    return _i64(it, "==", it.width(_leaves(args[0][0])[0]), _k(0))
+    return _i64(it, "==", it.width(_flatten(args[0][0])[0]), _k(0))
 
 
 # ------------------------------------------------------------ SOACs
@@ -298,7 +294,7 @@ def _null(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
 def _reduce_bool(it: Internaliser, op: str, pred: Fn | None, xs: Arg, loc: Loc) -> V:
     """`reduce (op) ne (map pred xs)` for `op` `&&` or `||`, as one Screma."""
     v, xt = xs
-    leaves = _leaves(v)
+    leaves = _flatten(v)
     w = it.width(leaves[0])
     if pred is None:
         lam = identity_lambda(it, _rows(it, leaves))
@@ -311,10 +307,10 @@ def _reduce_bool(it: Internaliser, op: str, pred: Fn | None, xs: Arg, loc: Loc) 
 def _exscan(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     """`exscan op ne xs`: `([ne] ++ scan op ne xs)[:n]`."""
     (_, _), (ne, _), (xs, xt) = args
-    n = it.width(_leaves(xs)[0])
+    n = it.width(_flatten(xs)[0])
     inc = scan_soac(it, args, loc)
     out = []
-    for v, a in zip(_leaves(ne), _leaves(inc)):
+    for v, a in zip(_flatten(ne), _flatten(inc)):
         first = it.bind1(ir.Replicate((_k(1),), v), ir.array_of(it.type_of(v), (_k(1),)), "ne")
         cat = it.bind1(ir.Concat((first.name, a.name)), it.scrub(ir.ArrayT(
             _elem_prim(it, a), (None, *it.type_of(a).shape[1:]))), "cat")
@@ -330,7 +326,7 @@ def _partition(k: int) -> Rule:
     def body(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
         preds = [p for p, _ in args[:-1]]
         xs, xt = args[-1]
-        leaves = _leaves(xs)
+        leaves = _flatten(xs)
         if any(not isinstance(r, ir.Prim) for r in _rows(it, leaves)):
             raise _unsupported("partition on arrays of arrays", loc)
         w = it.width(leaves[0])
@@ -355,7 +351,7 @@ def _partition(k: int) -> Rule:
         return tuple(_slice(it, placed, xt, s, _i64(it, "-", e, s), loc)
                      for s, e in zip(starts, ends))
 
-    return _fn(k, body)
+    return _fn(k, body)  # k - 1 predicates and the array
 
 
 def _class_flags(it: Internaliser, preds: list[Fn], arg: list[Arg], k: int,
@@ -395,14 +391,14 @@ def _positions(it: Internaliser, flags: list[ir.SubExp], offsets: list[ir.SubExp
 def _scatter_nd(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     """`scatter_2d dest is vs`: a Scatter with one index per dimension."""
     (dest, _), (is_, _), (vs, _) = args
-    return it.unflatten(ret, iter(scatter_soac(it, dest, _leaves(is_), vs)))
+    return it.unflatten(ret, iter(scatter_soac(it, dest, _flatten(is_), vs)))
 
 
 def _spread(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     """`spread k x is vs`: `scatter (replicate k x) is vs`."""
     (k, _), (x, _), (is_, _), (vs, _) = args
     dest = tuple(it.bind1(ir.Replicate((k,), v), ir.array_of(it.type_of(v), (k,)), "dest")
-                 for v in _leaves(x))
+                 for v in _flatten(x))
     return it.unflatten(ret, iter(scatter_soac(it, dest, [is_], vs)))
 
 
@@ -411,8 +407,8 @@ def _reduce_by_index_nd(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc
     destination, each index pair mapped to its row-major bin (-1, ignored,
     when any index is out of range), reshaped back."""
     (dest, _), (op, _), (ne, _), (is_, _), vals = args
-    idx = _leaves(is_)
-    dleaves = _leaves(dest)
+    idx = _flatten(is_)
+    dleaves = _flatten(dest)
     dims = _dims(it, dleaves[0])[:len(idx)]
     n = dims[0]
     for d in dims[1:]:
@@ -435,7 +431,7 @@ def _reduce_by_index_nd(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc
     bins = map_soac(it, Fn(t, len(idx), bin_of), [(x, arr_i) for x in idx], arr_i, loc)
     hist = hist_soac(it, tuple(flat) if len(flat) > 1 else flat[0], op, ne, bins, vals, loc)
     out = [it.bind1(ir.Reshape(h.name, tuple(_dims(it, d)), loc), it.type_of(d), "unflat")
-           for h, d in zip(_leaves(hist), dleaves)]
+           for h, d in zip(_flatten(hist), dleaves)]
     return it.unflatten(ret, iter(out))
 
 
@@ -448,7 +444,7 @@ def _loop(it: Internaliser, init: V, t: T.Type, form: ir.LoopForm,
     """A core Loop with merge parameters for the leaves of `init` (of source
     type `t`) plus `before` (initialised to `extra_init`); `step` gets the
     current value and returns the next leaves (and extra results)."""
-    inits = _leaves(init)
+    inits = _flatten(init)
     params = [ir.Param(it.fresh("acc"), _no_sizes(it.type_of(x))) for x in inits]
     merge = list(zip(params, inits)) + list(zip(before, extra_init))
     with it.nested() as stms:
@@ -466,14 +462,14 @@ def _fold(right: bool) -> Rule:
     """`foldl f acc xs` (`foldr`: from the end, `f x acc`) as a counted loop."""
     def body(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
         (f, _), (acc, at), (xs, xt) = args
-        n = it.width(_leaves(xs)[0])
+        n = it.width(_flatten(xs)[0])
         i = it.fresh("i")
 
         def step(cur: V) -> list[ir.SubExp]:
             j = _i64(it, "-", _i64(it, "-", n, ir.Var(i)), _k(1)) if right else ir.Var(i)
             x = _index(it, xs, _elem(xt), j, loc)
             fargs = [(x, _elem(xt)), (cur, at)] if right else [(cur, at), (x, _elem(xt))]
-            return _leaves(it.apply(f, fargs, loc))
+            return _flatten(it.apply(f, fargs, loc))
 
         return _loop(it, acc, at, ir.ForLoop(i, "i64", n), [], step, [])
 
@@ -485,7 +481,7 @@ def _iterate(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     (n, _), (f, _), (x, xt) = args
     i = it.fresh("i")
     return _loop(it, x, xt, ir.ForLoop(i, "i32", n), [],
-                 lambda cur: _leaves(it.apply(f, [(cur, xt)], loc)), [])
+                 lambda cur: _flatten(it.apply(f, [(cur, xt)], loc)), [])
 
 
 def _iterate_while(until: bool) -> Rule:
@@ -501,7 +497,7 @@ def _iterate_while(until: bool) -> Rule:
 
         def step(cur: V) -> list[ir.SubExp]:
             new = it.apply(f, [(cur, xt)], loc)
-            return [*_leaves(new), test(new)]
+            return [*_flatten(new), test(new)]
 
         return _loop(it, x, xt, ir.WhileLoop(cond.name), [cond], step, [test(x)])
 
