@@ -6,7 +6,14 @@ missing built-in is one clear `UnsupportedFeature`.  The second-order
 built-ins become SOACs: `map`/`reduce`/`scan` a `Screma`, `hist` and
 `reduce_by_index` a `Hist`, `scatter` a `Scatter`, and `filter` the
 scan-then-scatter program GPU code uses.  `zip` and `unzip` cost nothing,
-because an array of tuples already is a tuple of arrays.
+because an array of tuples already is a tuple of arrays.  Names not in
+`GENERIC` are the derived functions of `futgen.core.derived`.
+
+Numeric module members are scalar operations: unary ones `UnOp`s, the
+binary functions (`atan2`, `hypot`, `ldexp`, `mul_hi`, ...) `BinOp`s with
+their rules in `prims.BINOPS` and the CUDA scalar prelude, and the rest
+(`get_bit`, `set_bit`, `fma`, `lerp`, `from_fraction`, ...) composed of
+those, mirroring their definitions in `prims`.
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ def builtin(it: Internaliser, name: str, ty: T.Type, loc: Loc) -> V:
     if "." in name:
         module, member = name.split(".", 1)
         return _numeric_member(it, module, member, ty, loc)
-    rule = GENERIC.get(name)
+    from futgen.core.derived import DERIVED
+
+    rule = GENERIC.get(name) or DERIVED.get(name)
     if rule is None:
         raise _unsupported(f'the built-in "{name}"', loc)
     return rule(it, ty, loc)
@@ -52,6 +61,10 @@ def operator(it: Internaliser, op: str, ty: T.Type, loc: Loc) -> Fn:
         return Fn(ty, 2, lambda args, ret: _concat(it, args, loc))
     if op in it.decls:
         raise _unsupported(f"the user-defined operator {op}", loc)
+    if op in (">->", "<-<"):
+        from futgen.core.derived import compose_operator
+
+        return compose_operator(it, op, ty, loc)
     if op not in ARITH | COMPARE:
         raise _unsupported(f"the operator {op}", loc)
 
@@ -206,25 +219,28 @@ def _reduce_by_index(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     return Fn(ty, 5, impl)
 
 
-def scatter_soac(it: Internaliser, dest: V, is_: ir.SubExp, vals: V) -> list[ir.SubExp]:
-    """`scatter dest is vs`: every destination array written at the same index."""
+def scatter_soac(it: Internaliser, dest: V, idxs: list[ir.SubExp],
+                 vals: V) -> list[ir.SubExp]:
+    """`scatter dest is vs` (`scatter_2d`, ... with one index array per
+    dimension): every destination array written at the same indices."""
     dests = _flatten(dest)
     leaves = _flatten(vals)
-    w = it.width(is_)
-    params = identity_lambda(it, _rows(it, [is_, *leaves])).params
-    i, *vs = (ir.Var(p.name) for p in params)
-    res = tuple(x for v in vs for x in (i, v))
+    w = it.width(idxs[0])
+    params = identity_lambda(it, _rows(it, [*idxs, *leaves])).params
+    cols = [ir.Var(p.name) for p in params]
+    ix, vs = cols[:len(idxs)], cols[len(idxs):]
+    res = tuple(x for v in vs for x in (*ix, v))
     ptypes = {p.name: p.type for p in params}
     lam = ir.Lambda(params, ir.Body((), res), tuple(ir.subexp_type(r, ptypes) for r in res))
-    sdests = tuple(ir.ScatterDest(d, 1) for d in _names(dests))
-    return it.bind(ir.Scatter(w, _names([is_, *leaves]), lam, sdests),
+    sdests = tuple(ir.ScatterDest(d, len(idxs)) for d in _names(dests))
+    return it.bind(ir.Scatter(w, _names([*idxs, *leaves]), lam, sdests),
                    [it.type_of(d) for d in dests], "scatter")
 
 
 def _scatter(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], ret: T.Type) -> V:
         (dest, _), (is_, _), (vs, _) = args
-        return it.unflatten(ret, iter(scatter_soac(it, dest, is_, vs)))
+        return it.unflatten(ret, iter(scatter_soac(it, dest, [is_], vs)))
 
     return Fn(ty, 3, impl)
 
@@ -250,7 +266,7 @@ def _filter(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
                                                          t.name)),
                           ir.ArrayT(t.name, (m,)), "dest") for t in _rows(it, leaves)]
         pos = _positions(it, keep, offsets, w, loc)
-        return it.unflatten(ret, iter(scatter_soac(it, tuple(dests), pos, tuple(leaves))))
+        return it.unflatten(ret, iter(scatter_soac(it, tuple(dests), [pos], tuple(leaves))))
 
     return Fn(ty, 2, impl)
 
@@ -322,27 +338,30 @@ def _tabulate(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     return Fn(ty, 2, impl)
 
 
-def _tabulate_2d(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
-    """`tabulate_2d n m f` is `map (\\i -> map (f i) (iota m)) (iota n)`."""
-    def impl(args: list[Arg], ret: T.Type) -> V:
-        (n, _), (m, _), (f, _) = args
-        arr_i = T.Array(T.I64, (T.AnySize(-1),))
-        iota = Fn(T.Arrow(None, T.I64, arr_i), 1,
-                  lambda a, _r: it.bind1(ir.Iota(a[0][0], ir.Constant(0, "i64"),
-                                                 ir.Constant(1, "i64")),
-                                         ir.ArrayT("i64", (a[0][0],)), "iota"))
-        js = it.apply(iota, [(m, T.I64)], loc)
-        assert isinstance(ret, T.Array)
-        inner_ret = T.row_type(ret)
+def _tabulate_nd(k: int) -> Callable[[Internaliser, T.Type, Loc], Fn]:
+    """`tabulate_2d n m f` is `map (\\i -> map (f i) (iota m)) (iota n)`, and
+    so on for more dimensions."""
+    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
+        def impl(args: list[Arg], ret: T.Type) -> V:
+            *sizes, (f, _) = args
+            arr_i = T.Array(T.I64, (T.AnySize(-1),))
+            iotas = [it.bind1(ir.Iota(n, ir.Constant(0, "i64"), ir.Constant(1, "i64")),
+                              ir.ArrayT("i64", (n,)), "iota") for n, _ in sizes]
 
-        def row(a: list[Arg], _r: T.Type) -> V:
-            g = it.apply(f, [a[0]], loc)
-            return map_soac(it, g, [(js, arr_i)], inner_ret, loc)
+            def nest(g: V, depth: int, t: T.Type) -> V:
+                if depth == k:
+                    return g
+                assert isinstance(t, T.Array)
+                row = T.row_type(t)
+                inner = Fn(T.Arrow(None, T.I64, row), 1,
+                           lambda a, _r: nest(it.apply(g, [a[0]], loc), depth + 1, row))
+                return map_soac(it, inner, [(iotas[depth], arr_i)], t, loc)
 
-        outer = Fn(T.Arrow(None, T.I64, inner_ret), 1, row)
-        return map_soac(it, outer, [(it.apply(iota, [(n, T.I64)], loc), arr_i)], ret, loc)
+            return nest(f, 0, ret)
 
-    return Fn(ty, 3, impl)
+        return Fn(ty, k + 1, impl)
+
+    return rule
 
 
 def _transpose(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
@@ -443,7 +462,8 @@ GENERIC: dict[str, Callable[[Internaliser, T.Type, Loc], Fn]] = {
     "iota": _iota,
     "replicate": _replicate,
     "tabulate": _tabulate,
-    "tabulate_2d": _tabulate_2d,
+    "tabulate_2d": _tabulate_nd(2),
+    "tabulate_3d": _tabulate_nd(3),
     "transpose": _transpose,
     "concat": _fn(2, lambda it, a, ret, loc: _concat(it, a, loc)),
     "reverse": _reverse,
@@ -494,6 +514,19 @@ def _numeric_member(it: Internaliser, t: str, name: str, ty: T.Type, loc: Loc) -
         return _constant(_CONSTANTS[name](t).item(), t)
     if name in _REDUCTIONS:
         return Fn(ty, 1, lambda args, _r: _reduce_with(it, _REDUCTIONS[name], t, args[0], loc))
+    if name == "num_bits":
+        return _constant(prims.BITS[t], "i32")
+    if name in _BINARY_FUNCTIONS:
+        return Fn(ty, 2, lambda args, _r: it.bind1(
+            ir.BinOp(name, t, args[0][0], args[1][0]), ir.Prim(t), name))
+    if name == "to_bits":
+        return Fn(ty, 1, lambda args, _r: _bit_pattern(it, t, args[0][0]))
+    if name == "from_bits":
+        return Fn(ty, 1, lambda args, _r: it.bind1(
+            ir.UnOp("from_bits", _BITS_OF_FLOAT[t], args[0][0]), ir.Prim(t), "float"))
+    if name in _COMPOSITE:
+        arity, rule = _COMPOSITE[name]
+        return Fn(ty, arity, lambda args, _r: rule(_Scalar(it, t), *(a for a, _ in args)))
     raise _unsupported(f'the built-in "{t}.{name}"', loc)
 
 
@@ -513,3 +546,78 @@ def _reduce_with(it: Internaliser, op: str, t: str, xs: Arg, loc: Loc) -> V:
     red = ir.Reduce(binop_lambda(it, op, t), (_constant(ne.item(), t),), True)
     ident = identity_lambda(it, [ir.Prim(t)])
     return it.bind1(ir.Screma(w, _names([arr]), (), (red,), ident), ir.Prim(t), "red")
+
+
+# ------------------------------------------- numeric functions, composed
+
+# Binary functions of the numeric modules that are core BinOps (with their
+# rules in `prims.BINOPS` and the CUDA scalar prelude).
+_BINARY_FUNCTIONS = {"atan2", "atan2pi", "hypot", "copysign", "nextafter", "ldexp", "mul_hi"}
+_BITS_OF_FLOAT = {"f16": "u16", "f32": "u32", "f64": "u64"}
+
+
+class _Scalar:
+    """Builds scalar statements on one primitive type `t`, so that the
+    composed numeric functions below read like their definitions."""
+
+    def __init__(self, it: Internaliser, t: str):
+        self.it, self.t = it, t
+
+    def op(self, op: str, x: ir.SubExp, y: ir.SubExp, t: str | None = None) -> ir.SubExp:
+        return _binop(self.it, op, t or self.t, x, y)
+
+    def conv(self, x: ir.SubExp, src: str, dst: str) -> ir.SubExp:
+        if src == dst:
+            return x
+        return self.it.bind1(ir.ConvOp(src, dst, x), ir.Prim(dst), "conv")
+
+    def const(self, v: int, t: str | None = None) -> ir.SubExp:
+        return _constant(v, t or self.t)
+
+
+def _bit_pattern(it: Internaliser, t: str, x: ir.SubExp) -> ir.SubExp:
+    """The bits of `x` (of type `t`) as the unsigned integer of its width."""
+    if t in _BITS_OF_FLOAT:
+        return it.bind1(ir.UnOp("to_bits", t, x), ir.Prim(_BITS_OF_FLOAT[t]), "bits")
+    u = prims.UNSIGNED_OF[t]
+    return x if u == t else it.bind1(ir.ConvOp(t, u, x), ir.Prim(u), "bits")
+
+
+def _get_bit(s: _Scalar, i: ir.SubExp, x: ir.SubExp) -> ir.SubExp:
+    """`(bits x >>> i) & 1` as an i32 (`prims.get_bit`)."""
+    u = prims.UNSIGNED_OF.get(s.t) or _BITS_OF_FLOAT[s.t]
+    shifted = s.op(">>>", _bit_pattern(s.it, s.t, x), s.conv(i, "i32", u), u)
+    return s.conv(s.op("&", shifted, s.const(1, u), u), u, "i32")
+
+
+def _set_bit(s: _Scalar, i: ir.SubExp, x: ir.SubExp, b: ir.SubExp) -> ir.SubExp:
+    """`x` with bit `i` cleared, then or-ed with `mask * (b == 1)` (`prims.set_bit`)."""
+    if s.t in _BITS_OF_FLOAT:
+        u = _BITS_OF_FLOAT[s.t]
+        bits = _set_bit(_Scalar(s.it, u), i, _bit_pattern(s.it, s.t, x), b)
+        return s.it.bind1(ir.UnOp("from_bits", u, bits), ir.Prim(s.t), "float")
+    mask = s.op("<<", s.const(1), s.conv(i, "i32", s.t))
+    cleared = s.op("&", x, s.it.bind1(ir.UnOp("bnot", s.t, mask), ir.Prim(s.t), "bnot"))
+    one = s.it.bind1(ir.CmpOp("==", "i32", b, _constant(1, "i32")), ir.Prim("bool"), "c")
+    return s.op("|", cleared, s.op("*", mask, s.conv(one, "bool", s.t)))
+
+
+def _fma(s: _Scalar, a: ir.SubExp, b: ir.SubExp, c: ir.SubExp) -> ir.SubExp:
+    """`a * b + c`, computed in f64 for f16 and f32 (`prims.fma`)."""
+    if s.t == "f64":
+        return s.op("+", s.op("*", a, b), c)
+    wide = [s.conv(v, s.t, "f64") for v in (a, b, c)]
+    return s.conv(s.op("+", s.op("*", wide[0], wide[1], "f64"), wide[2], "f64"), "f64", s.t)
+
+
+# name -> (arity, rule): numeric functions composed of core scalar operations.
+_COMPOSITE: dict[str, tuple[int, Callable[..., ir.SubExp]]] = {
+    "get_bit": (2, _get_bit),
+    "set_bit": (3, _set_bit),
+    "mad_hi": (3, lambda s, a, b, c: s.op("+", s.op("mul_hi", a, b), c)),
+    "mad": (3, lambda s, a, b, c: s.op("+", s.op("*", a, b), c)),
+    "fma": (3, _fma),
+    "lerp": (3, lambda s, v0, v1, t: s.op("+", v0, s.op("*", s.op("-", v1, v0), t))),
+    "from_fraction": (2, lambda s, x, y: s.op("/", s.conv(x, "i64", s.t),
+                                              s.conv(y, "i64", s.t))),
+}

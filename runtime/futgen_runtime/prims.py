@@ -264,6 +264,21 @@ BINOPS: dict[str, BinOp] = {
 }
 
 
+def _install_functions() -> None:
+    """The binary functions of the numeric modules (`f32.atan2`, `u8.mul_hi`,
+    ...) as core BinOps; defined after their evaluators below."""
+    BINOPS.update({
+        "atan2": BinOp("atan2", None, _same(np.arctan2)),
+        "atan2pi": BinOp("atan2pi", None, atan2pi),
+        "hypot": BinOp("hypot", None, _same(np.hypot)),
+        "copysign": BinOp("copysign", None, _same(np.copysign)),
+        "nextafter": BinOp("nextafter", None, _same(np.nextafter)),
+        # `ldexp`'s second operand is an i32 whatever the float type.
+        "ldexp": BinOp("ldexp", None, ldexp),
+        "mul_hi": BinOp("mul_hi", mul_hi, None),
+    })
+
+
 def binop(op: str, x: Val, y: Val) -> Val:
     """Apply operator `op` to two values of the same primitive type."""
     return BINOPS[op].apply(x, y)
@@ -349,14 +364,25 @@ def ctz(x: Val) -> Val:
     return np.bitwise_count(low).astype(np.int32)[()]
 
 
+def _bits(x: Val) -> np.ndarray:
+    """The bit pattern of an integer or float as the unsigned type of its width."""
+    if prim_of(x) in FLOATS:
+        return np.asarray(to_bits(x))
+    return np.asarray(x).astype(PRIM_DTYPES[UNSIGNED_OF[prim_of(x)]])
+
+
 def get_bit(i: Val, x: Val) -> Val:
-    u = np.asarray(x).astype(PRIM_DTYPES[UNSIGNED_OF[prim_of(x)]])
+    """Bit `i` of `x`'s bit pattern as 0 or 1 (0 for `i` out of range)."""
+    u = _bits(x)
     bit = lshr(u[()], np.asarray(i).astype(u.dtype)[()])
     return (np.asarray(bit) & u.dtype.type(1)).astype(np.int32)[()]
 
 
 def set_bit(i: Val, x: Val, b: Val) -> Val:
+    """`x` with bit `i` of its bit pattern set to 1 if `b == 1`, else to 0."""
     t = prim_of(x)
+    if t in FLOATS:
+        return from_bits(set_bit(i, to_bits(x), b), t)
     one = PRIM_DTYPES[t].type(1)
     ii = np.asarray(i).astype(PRIM_DTYPES[t])[()]
     mask = shl(one, ii)
@@ -502,6 +528,16 @@ FLOAT_CONSTS: dict[str, Callable[[str], Val]] = {
 }
 
 
+_install_functions()
+
+
+def _from_bits_of(x: Val) -> Val:
+    """The float whose bit pattern is the unsigned integer `x` (of its width)."""
+    return from_bits(x, _FLOAT_OF_BITS[prim_of(x)])
+
+
+_FLOAT_OF_BITS = {"u16": "f16", "u32": "f32", "u64": "f64"}
+
 # The core IR's unary operators, other than the float functions of UNARY_REAL.
 _UNOPS: dict[str, Callable[[Val], Val]] = {
     "neg": np.negative,
@@ -514,6 +550,7 @@ _UNOPS: dict[str, Callable[[Val], Val]] = {
     "isnan": isnan,
     "isinf": isinf,
     "to_bits": to_bits,
+    "from_bits": _from_bits_of,
 }
 
 

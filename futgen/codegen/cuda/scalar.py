@@ -29,7 +29,7 @@ FLOATS = ("f16", "f32", "f64")
 # Integer operators that a prelude helper implements (`fut_<name>_<type>`).
 _INT_BINOP_HELPERS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod",
                       "//": "quot", "%%": "rem", "**": "pow", "<<": "shl", ">>": "ashr",
-                      ">>>": "lshr", "max": "max", "min": "min"}
+                      ">>>": "lshr", "max": "max", "min": "min", "mul_hi": "mul_hi"}
 _INT_BITWISE = {"&": "&", "|": "|", "^": "^"}
 _BOOL_BINOPS = {"&": "&&", "&&": "&&", "|": "||", "||": "||", "^": "!=", "max": "||",
                 "min": "&&"}
@@ -131,6 +131,15 @@ def binop(op: str, prim: str, x: Expr, y: Expr) -> Expr:
             r = Call("powf" if t == "f32" else "pow", (a, b))
         case "max" | "min":
             r = Call(("f" + op) + ("f" if t == "f32" else ""), (a, b))
+        case "atan2" | "hypot" | "copysign":
+            r = Call(op + ("f" if t == "f32" else ""), (a, b))
+        case "ldexp":  # the exponent is an i32 (exact in f32 for an f16)
+            r = Call("ldexpf" if t == "f32" else "ldexp", (a, y))
+        case "atan2pi":
+            r = _helper("atan2pi", t, a, b)
+        case "nextafter":  # the neighbour depends on the width: f16 has its own
+            return _helper("nextafter", prim, x, y) if prim == "f16" else Call(
+                "nextafterf" if t == "f32" else "nextafter", (a, b))
         case _:
             raise NotImplementedError(f"no CUDA rule for the operator {op} on {prim}")
     return _narrow(prim, r)
@@ -147,12 +156,16 @@ def unop(op: str, prim: str, x: Expr) -> Expr:
         if op in ("not", "bnot"):
             return Un("!", x)
         raise NotImplementedError(f"no CUDA rule for {op} on bool")
-    if prim in INTS:
+    if prim in INTS and op != "from_bits":
         if op == "not":
             op = "bnot"
         return _helper(_INT_UNOP_HELPERS[op], prim, x)
     t = _f32(prim)
     a = _widen(prim, x)
+    if op == "from_bits":
+        return {"u16": Call("__ushort_as_half", (x,)),
+                "u32": Call("__uint_as_float", (x,)),
+                "u64": Call("__longlong_as_double", (Cast("long long", x),))}[prim]
     if op == "to_bits":
         return {"f16": Call("__half_as_ushort", (x,)),
                 "f32": Call("__float_as_uint", (x,)),
@@ -214,6 +227,7 @@ _INT_HELPERS_ALL = """\
   for ({U} e = ({U})y; e != 0; e = ({U})(e >> 1)) {{ if (e & 1) r *= b; b *= b; }}
   return ({T})r;
 }}
+[[maybe_unused]] static __device__ inline {T} fut_mul_hi_{t}({T} x, {T} y) {{ return {mul_hi}; }}
 [[maybe_unused]] static __device__ inline int32_t fut_popc_{t}({T} x) {{ return {popc}; }}
 [[maybe_unused]] static __device__ inline int32_t fut_clz_{t}({T} x) {{ return {clz}; }}
 [[maybe_unused]] static __device__ inline int32_t fut_ctz_{t}({T} x) {{ return x == 0 ? {B} : {ffs} - 1; }}
@@ -262,6 +276,21 @@ _FLOAT_HELPERS = """\
 [[maybe_unused]] static __device__ inline {T} fut_asinpi_{t}({T} x) {{ return {asin}(x) / ({T})3.14159265358979323846; }}
 [[maybe_unused]] static __device__ inline {T} fut_acospi_{t}({T} x) {{ return {acos}(x) / ({T})3.14159265358979323846; }}
 [[maybe_unused]] static __device__ inline {T} fut_atanpi_{t}({T} x) {{ return {atan}(x) / ({T})3.14159265358979323846; }}
+[[maybe_unused]] static __device__ inline {T} fut_atan2pi_{t}({T} x, {T} y) {{ return {atan2}(x, y) / ({T})3.14159265358979323846; }}
+"""
+
+# `nextafter` on f16 steps the 16-bit pattern (computing it in f32 would
+# give the f32 neighbour), as `np.nextafter` on float16 does.
+_F16_HELPERS = """\
+[[maybe_unused]] static __device__ inline __half fut_nextafter_f16(__half x, __half y) {
+  float a = __half2float(x), b = __half2float(y);
+  if (isnan(a) || isnan(b)) return __float2half(a + b);
+  if (a == b) return y;
+  unsigned short u = __half_as_ushort(x);
+  if (a == 0.0f) return __ushort_as_half((unsigned short)((__half_as_ushort(y) & 0x8000u) | 1u));
+  bool away = (a < b) == (a > 0.0f);
+  return __ushort_as_half((unsigned short)(away ? u + 1u : u - 1u));
+}
 """
 
 # Float -> integer: NaN and infinities give 0, truncation towards zero, the
@@ -292,8 +321,13 @@ def _int_fields(t: str) -> dict[str, str]:
     else:
         popc, clz, ffs = ("__popcll((unsigned long long)x)", "__clzll((long long)x)",
                           "__ffsll((long long)x)")
+    if bits < 64:
+        wide = "int64_t" if t in SIGNED else "uint64_t"
+        mul_hi = f"({ctype(t)})((({wide})x * ({wide})y) >> {bits})"
+    else:
+        mul_hi = "__mul64hi(x, y)" if t in SIGNED else "__umul64hi(x, y)"
     return {"T": ctype(t), "t": t, "U": u, "W": "uint32_t" if bits <= 32 else "uint64_t",
-            "B": str(bits), "popc": popc, "clz": clz, "ffs": ffs}
+            "B": str(bits), "popc": popc, "clz": clz, "ffs": ffs, "mul_hi": mul_hi}
 
 
 def prelude() -> str:
@@ -312,6 +346,7 @@ def prelude() -> str:
         sfx = "f" if t == "f32" else ""
         parts.append(_FLOAT_HELPERS.format(T=ctype(t), t=t, fmod="fmod" + sfx, tan="tan" + sfx,
                                            asin="asin" + sfx, acos="acos" + sfx,
-                                           atan="atan" + sfx))
+                                           atan="atan" + sfx, atan2="atan2" + sfx))
+    parts.append(_F16_HELPERS)
     parts.append(_CONVERSION_HELPERS)
     return "\n".join(parts)
