@@ -268,7 +268,6 @@ def coerce(it: Internaliser, e: S.Coerce, env: dict[str, V]) -> V:
     from futgen.core.internalise import _flatten
 
     v = it.expr(e.expr, env)
-    sc = Scalars(it)
     t = it.subst(e.ty)
     out = []
     for x, want in zip(_flatten(v), it.leaf_types(t, env, e.loc)):
@@ -276,17 +275,33 @@ def coerce(it: Internaliser, e: S.Coerce, env: dict[str, V]) -> V:
         if not isinstance(have, ir.ArrayT) or not isinstance(want, ir.ArrayT):
             out.append(x)
             continue
-        assert isinstance(x, ir.Var)
-        dims = [d if d is not None else it.bind1(ir.ArraySize(x.name, k), I64, "n")
-                for k, d in enumerate(have.shape)]
-        target = [w if w is not None else d for w, d in zip(want.shape, dims)]
-        ok = sc.all([sc.cmp("==", d, w) for d, w in zip(dims, target)])
-        shown: list[str | ir.SubExp] = ["Value of (desugared) shape ["]
-        for k, d in enumerate(dims):
-            shown += ["][" if k else "", d]
-        shown.append('] cannot match shape of type "')
-        for w in target:
-            shown += ["[", w, "]"]
-        sc.assert_(ok, [*shown, f'{want.elem}".'], e.loc)
-        out.append(it.bind1(ir.SubExpOp(x), ir.ArrayT(have.elem, tuple(target)), "coerced"))
+        out.append(coerce_array(it, x, list(want.shape), e.loc))
     return it.unflatten(t, iter(out))
+
+
+def array_dims(it: Internaliser, x: ir.SubExp) -> list[ir.SubExp]:
+    """Every dimension of array `x`, read at run time where its type does not know it."""
+    t = it.type_of(x)
+    assert isinstance(t, ir.ArrayT) and isinstance(x, ir.Var)
+    return [d if d is not None else it.bind1(ir.ArraySize(x.name, k), I64, "n")
+            for k, d in enumerate(t.shape)]
+
+
+def coerce_array(it: Internaliser, x: ir.SubExp, want: list[ir.SubExp | None],
+                 loc: Loc) -> ir.SubExp:
+    """Array `x` with the sizes `want` (None: keep its own), checked at run
+    time with Futhark's message; the result's core type has those sizes."""
+    sc = Scalars(it)
+    have = it.type_of(x)
+    assert isinstance(have, ir.ArrayT)
+    dims = array_dims(it, x)
+    target = [w if w is not None else d for w, d in zip(want, dims)]
+    ok = sc.all([sc.cmp("==", d, w) for d, w in zip(dims, target)])
+    shown: list[str | ir.SubExp] = ["Value of (desugared) shape ["]
+    for k, d in enumerate(dims):
+        shown += ["][" if k else "", d]
+    shown.append('] cannot match shape of type "')
+    for w in target:
+        shown += ["[", w, "]"]
+    sc.assert_(ok, [*shown, f'{have.elem}".'], loc)
+    return it.bind1(ir.SubExpOp(x), ir.ArrayT(have.elem, tuple(target)), "coerced")

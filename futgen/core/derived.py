@@ -30,6 +30,11 @@ from collections.abc import Callable
 from futgen.core import ir
 from futgen.core.builtins import (
     I64,
+    _elem,
+    _fn,
+    _last_or_zero,
+    _names,
+    _rows,
     binop_lambda,
     hist_soac,
     identity_lambda,
@@ -37,24 +42,22 @@ from futgen.core.builtins import (
     map_soac,
     scan_soac,
     scatter_soac,
-    _elem,
-    _last_or_zero,
-    _names,
-    _rows,
 )
-from futgen.core.internalise import Arg, Fn, Internaliser, V, _flatten, _no_sizes, _unsupported
+from futgen.core.checked import array_dims, coerce_array
+from futgen.core.internalise import (
+    Arg,
+    Fn,
+    Internaliser,
+    V,
+    _flatten,
+    _no_sizes,
+    _unsupported,
+)
 from futgen.errors import Loc
 from futgen.frontend import types as T
 
 Rule = Callable[[Internaliser, T.Type, Loc], Fn]
 BOOL = ir.Prim("bool")
-
-
-def _fn(arity: int, body: Callable[[Internaliser, list[Arg], T.Type, Loc], V]) -> Rule:
-    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
-        return Fn(ty, arity, lambda args, ret: body(it, args, ret, loc))
-
-    return rule
 
 
 def _i64(it: Internaliser, op: str, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
@@ -74,14 +77,6 @@ def _and(it: Internaliser, *conds: ir.SubExp) -> ir.SubExp:
     return out
 
 
-def _dims(it: Internaliser, a: ir.SubExp) -> list[ir.SubExp]:
-    """Every dimension of array `a`, read at run time where not known."""
-    t = it.type_of(a)
-    assert isinstance(t, ir.ArrayT)
-    return [d if d is not None else it.bind1(ir.ArraySize(a.name, k), I64, "n")
-            for k, d in enumerate(t.shape)]
-
-
 def _check(it: Internaliser, cond: ir.SubExp, msg: str, args: list[ir.SubExp],
            loc: Loc) -> None:
     it.bind1(ir.Assert(cond, msg, loc, tuple(args)), BOOL, "check")
@@ -98,7 +93,7 @@ def _flatten_k(k: int) -> Rule:
     """`flatten xs`: the outer `k` dimensions as one (a Reshape, never failing)."""
     def body(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
         def flat(a: ir.SubExp) -> ir.SubExp:
-            dims = _dims(it, a)
+            dims = array_dims(it, a)
             n = dims[0]
             for d in dims[1:k]:
                 n = _i64(it, "*", n, d)
@@ -146,7 +141,7 @@ def _unflatten_k(k: int) -> Rule:
                + _shape_template(k), [total, *known], loc)
 
         def reshape(a: ir.SubExp) -> ir.SubExp:
-            shape = (*known, *_dims(it, a)[1:])
+            shape = (*known, *array_dims(it, a)[1:])
             return it.bind1(ir.Reshape(a.name, shape, loc),
                             ir.ArrayT(_elem_prim(it, a), shape), "unflat")
 
@@ -189,7 +184,7 @@ def _index(it: Internaliser, v: V, t: T.Type, i: ir.SubExp, loc: Loc) -> V:
 def _suffix(it: Internaliser, xs: V, xt: T.Type, start: ir.SubExp, loc: Loc) -> V:
     """`xs[start:]`, failing with the interpreter's message for an open slice."""
     a = _flatten(xs)[0]
-    dims = _dims(it, a)
+    dims = array_dims(it, a)
     ok = _and(it, _i64(it, ">=", start, _k(0)), _i64(it, "<=", start, dims[0]))
     _check(it, ok, "Index [{}:] out of bounds for array of shape "
            + _shape_template(len(dims)) + ".", [start, *dims], loc)
@@ -259,14 +254,11 @@ def _rotate(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
 
 
 def _sized(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
-    """`sized n xs`: `xs`, after checking that its length is `n`."""
-    (n, _), (xs, _) = args
-    dims = _dims(it, _flatten(xs)[0])
-    shape = _shape_template(len(dims))
-    _check(it, _i64(it, "==", dims[0], n),
-           f'Value of shape "{shape}" cannot match shape of type "[{{}}]i32" ("[{{}}]i32")',
-           [*dims, n, n], loc)
-    return xs
+    """`sized n xs`: `xs` with outer size `n`, checked as `xs :> [n]t` is."""
+    (n, _), (xs, xt) = args
+    out = [coerce_array(it, a, [n] + [None] * (len(it.type_of(a).shape) - 1), loc)
+           for a in _flatten(xs)]
+    return it.unflatten(xt, iter(out))
 
 
 def _rep(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
@@ -409,11 +401,11 @@ def _reduce_by_index_nd(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc
     (dest, _), (op, _), (ne, _), (is_, _), vals = args
     idx = _flatten(is_)
     dleaves = _flatten(dest)
-    dims = _dims(it, dleaves[0])[:len(idx)]
+    dims = array_dims(it, dleaves[0])[:len(idx)]
     n = dims[0]
     for d in dims[1:]:
         n = _i64(it, "*", n, d)
-    flat = [it.bind1(ir.Reshape(a.name, (n, *_dims(it, a)[len(idx):]), loc), ir.ArrayT(
+    flat = [it.bind1(ir.Reshape(a.name, (n, *array_dims(it, a)[len(idx):]), loc), ir.ArrayT(
         _elem_prim(it, a), (n, *it.type_of(a).shape[len(idx):])), "flat") for a in dleaves]
 
     def bin_of(a: list[Arg], _r: T.Type) -> V:
@@ -430,7 +422,7 @@ def _reduce_by_index_nd(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc
         t = T.Arrow(None, T.I64, t)
     bins = map_soac(it, Fn(t, len(idx), bin_of), [(x, arr_i) for x in idx], arr_i, loc)
     hist = hist_soac(it, tuple(flat) if len(flat) > 1 else flat[0], op, ne, bins, vals, loc)
-    out = [it.bind1(ir.Reshape(h.name, tuple(_dims(it, d)), loc), it.type_of(d), "unflat")
+    out = [it.bind1(ir.Reshape(h.name, tuple(array_dims(it, d)), loc), it.type_of(d), "unflat")
            for h, d in zip(_flatten(hist), dleaves)]
     return it.unflatten(ret, iter(out))
 

@@ -437,8 +437,11 @@ def _split(c: Any, xs: Any) -> Any:
 @builtin("sized", 2)
 def _sized(c: Any, n: Any, xs: Any) -> Any:
     if V.length(xs) != int(n):
-        check_coercion(xs, T.Array(T.Scalar("i32"), (T.SizeConst(int(n)),)),
-                       lambda d: d.value, c.loc)
+        # `xs :> [n]t`, checked as compiled code checks it: per component array.
+        for leaf in V.leaves(xs):
+            want = (T.SizeConst(int(n)), *(T.SizeConst(k) for k in leaf.shape[1:]))
+            check_coercion(leaf, T.Array(T.Scalar(P.prim_of(leaf)), want),
+                           lambda d: d.value, c.loc)
     return xs
 
 
