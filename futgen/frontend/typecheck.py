@@ -257,24 +257,29 @@ class Checker:
                 f'Type "{name}" expects {len(ab.params)} arguments, given {len(args)}.',
                 loc,
             )
-        self.push()
+        # Arguments are resolved in the caller's scope, the body in the
+        # top-level scope plus the parameters: `pair b a` must not see `a`
+        # rebound to `b`, nor the body a type parameter of the caller.
+        bound: dict[str, Any] = {}
         for p, a in zip(ab.params, args):
             if isinstance(p, S.SizeParam):
                 if not isinstance(a, (S.DimName, S.DimConst, S.DimAny, S.DimExpr)):
                     raise self.err(
                         f'Type "{name}": size argument expected for [{p.name}].', loc
                     )
-                d = self.resolve_dim(a, anon)
-                self.scopes[-1].types[f"[{p.name}]"] = d
+                bound[f"[{p.name}]"] = self.resolve_dim(a, anon)
             else:
                 if isinstance(a, (S.DimName, S.DimConst, S.DimAny, S.DimExpr)):
                     raise self.err(
                         f'Type "{name}": type argument expected for \'{p.name}.', loc
                     )
-                self.scopes[-1].types[p.name] = self.resolve(a, anon)
-        t = self.resolve(ab.body, anon)
-        self.pop()
-        return t
+                bound[p.name] = self.resolve(a, anon)
+        saved = self.scopes
+        self.scopes = [saved[0], Scope(types=bound)]
+        try:
+            return self.resolve(ab.body, anon)
+        finally:
+            self.scopes = saved
 
     def resolve_dim(self, d: S.DimExp, anon: str = "any") -> Dim:
         match d:
@@ -596,6 +601,7 @@ class Checker:
         ft, _ = self.check(fn)
         fname = fn.full_name if isinstance(fn, S.Var) else "function"
         params: list[Type] = []
+        pending: dict[str, Dim] = {}
         cur = ft
         for i, arg in enumerate(args):
             cur = self.u.shallow(cur)
@@ -610,7 +616,8 @@ class Checker:
                     arg.loc,
                 )
             params.append(cur.param)
-            cur = self._dependent_result(cur, arg)
+            cur = self._dependent_result(cur, arg, pending)
+        self.u.sizes.update(pending)
         order = sorted(range(len(args)), key=lambda i: _is_function_literal(args[i]))
         arg_aliases: list[Alias] = [NO_ALIAS] * len(args)
         for i in order:
@@ -639,12 +646,19 @@ class Checker:
             return cur, NO_ALIAS
         return cur, self._result_aliases(cur, kept)
 
-    def _dependent_result(self, arrow: Arrow, arg: S.Expr) -> Type:
+    def _dependent_result(
+        self, arrow: Arrow, arg: S.Expr, pending: dict[str, Dim]
+    ) -> Type:
         """The result type of `arrow` applied to `arg`, substituting a named size."""
         if arrow.param_name is None:
             return arrow.ret
-        d = self.size_of_expr(arg) or self.u.anonymous_size()
-        return _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: d})
+        # Through a fresh inference size, bound to the argument's size only
+        # once all parameters are substituted (`pending`), so that a later
+        # parameter of the same name cannot capture it (`tabulate_2d m n`,
+        # whose parameters are `n` and `m`).
+        v = self.u.fresh_size()
+        pending[v.name] = self.size_of_expr(arg) or self.u.anonymous_size()
+        return _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: v})
 
     def size_of_expr(self, e: S.Expr) -> Dim | None:
         """The size an expression denotes, when the type system can name it:
@@ -916,10 +930,16 @@ class Checker:
         return t, al
 
     def _check_Coerce(self, e: S.Coerce, _exp) -> tuple[Type, Alias]:
+        # Futhark's rule: the expression's sizes say nothing about the target
+        # type's (they are checked at run time); only the shapes of the types
+        # must agree, so the expression's sizes are made anonymous first.
         t = self.resolve(e.type)
         et, al = self.check(e.expr)
         self.unify(
-            et, t, e.loc, "size coercion between incompatible types", lenient=True
+            _map_dims(self.zonk(et), lambda _: self.u.anonymous_size()),
+            t,
+            e.loc,
+            "size coercion between incompatible types",
         )
         return t, al
 
