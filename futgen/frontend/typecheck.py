@@ -778,6 +778,7 @@ class Checker:
     def _check_LetFun(self, e: S.LetFun, _exp) -> tuple[Type, Alias]:
         decl = S.ValDecl(False, e.name, e.tparams, e.params, e.ret, e.value, e.loc)
         scheme = self.check_function(decl, local=True)
+        e.fun_ty = scheme.type
         self.push()
         self.bind_var(
             e.name, scheme.type, e.loc, scheme=scheme, consumable="a function"
@@ -1202,6 +1203,9 @@ class Checker:
         for node in self._visited:
             if node.ty is not None:
                 node.ty = _close_sizes(self.zonk(node.ty), self.u)
+            if isinstance(node, S.LetFun):
+                node.fun_ty = self.zonk(node.fun_ty)
+        d.ty = scheme.type
         self._visited = []
         if self.lookup_var(d.name) is not None and d.name in self.scopes[0].vars:
             prev = self.scopes[0].vars[d.name]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
-from futgen.errors import register_source
+from futgen.errors import FutharkError, register_source
 from futgen.frontend import check_source
 from futgen.interp import Interpreter
 
@@ -47,3 +48,60 @@ entry main (a: [3]i32) (b: [1]i32) = first 0 a + first 1 b
 """
     r = run(src, "main", np.array([1, 2, 3], np.int32), np.array([40], np.int32))
     assert r == 42
+
+
+def test_size_parameter_known_only_from_the_result_type() -> None:
+    src = """
+def fill [n] (x: i64) : [n]i64 = replicate n x
+entry main (k: i64) : [k]i64 = fill (k + 1)
+"""
+    assert run(src, "main", np.int64(3)).tolist() == [4, 4, 4]
+
+
+def test_size_parameter_known_only_from_a_function_argument() -> None:
+    src = """
+def width [n] (_g: i32 -> [n]i32) : i64 = n
+entry main (x: i32) = width (replicate 4) + i64.i32 x
+"""
+    assert run(src, "main", np.int32(1)) == 5
+
+
+def test_local_function_size_parameter_from_its_use() -> None:
+    src = """
+entry main (m: i64) =
+  let f [n] (k: i64) (v: i32) : ([k]i32, [n]i32 -> i32) =
+    (replicate k (v + i32.i64 n), i32.sum)
+  let (xs, g) = f m 3
+  in g xs
+"""
+    assert run(src, "main", np.int64(4)) == 28
+
+
+def test_empty_array_of_a_type_parameter_takes_the_instance_type() -> None:
+    src = """
+def none 'a (k: i64) = (k, [] : [0]a)
+entry main (k: i64) : (i64, [][k]i32) = none k
+"""
+    k, xs = run(src, "main", np.int64(2))
+    assert k == 2 and xs.dtype == np.int32 and xs.shape == (0, 2)
+
+
+def test_coercion_fails_where_it_is_written() -> None:
+    src = """
+entry main [n] (xs: [n]i32) (k: i64) =
+  let ys = xs :> [k]i32
+  in ys
+"""
+    assert run(src, "main", np.array([1, 2], np.int32), np.int64(2)).tolist() == [1, 2]
+    with pytest.raises(FutharkError) as e:
+        run(src, "main", np.array([1, 2], np.int32), np.int64(3))
+    msg = str(e.value)
+    assert 'Value "[1i32, 2i32]" of shape "[2]" cannot match shape of type "[k]i32"' in msg
+    assert '("[3]i32")' in msg and "t.fut:3:12" in msg
+
+
+def test_coercion_checks_arrays_inside_tuples() -> None:
+    src = "entry main (x: i32) = ([x], [x, x]) :> ([2]i32, [1]i32)"
+    with pytest.raises(FutharkError) as e:
+        run(src, "main", np.int32(1))
+    assert 'of shape "([1], [2])" cannot match shape of type "([2]i32, [1]i32)"' in str(e.value)
