@@ -45,6 +45,7 @@ from futgen.frontend.types import (
     is_tuple_record,
     row_type,
 )
+from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
 
 # An alias description: a set of variable ids for a non-tuple value, or one
@@ -328,14 +329,29 @@ class Checker:
 
     # ============================================================ expressions
 
-    def check(self, e: S.Expr, expected: Type | None = None) -> tuple[Type, Alias]:
-        """Infer the type of `e` (unified with `expected` if given) and its aliases."""
+    def check(
+        self, e: S.Expr, expected: Type | None = None, context: str | None = None
+    ) -> tuple[Type, Alias]:
+        """Infer the type of `e` (unified with `expected` if given) and its aliases.
+
+        `context` names what demands `expected` (a return type, an
+        ascription); the error then shows both types as Futhark's does.
+        """
         method = getattr(self, "_check_" + type(e).__name__, None)
         if method is None:
             raise UnsupportedFeature(f"expression {type(e).__name__}", e.loc)
         t, al = method(e, expected)
-        if expected is not None:
+        if expected is not None and context is None:
             self.unify(t, expected, e.loc, "type mismatch")
+        elif expected is not None:
+            try:
+                self.u.unify(expected, t)
+            except UnifyError as ex:
+                raise self.err(
+                    f"{context}: {ex}\nExpected: {self.zonk(expected)}\n"
+                    f"Actual:   {self.zonk(t)}",
+                    e.loc,
+                ) from None
         e.ty = t
         self._visited.append(e)
         return t, al
@@ -688,10 +704,14 @@ class Checker:
     def _check_Lambda(self, e: S.Lambda, exp) -> tuple[Type, Alias]:
         expected_params: list[Type | None] = []
         cur = self.u.shallow(exp) if exp is not None else None
-        for _ in e.params:
+        for p in e.params:
             if isinstance(cur, Arrow):
                 expected_params.append(cur.param)
-                cur = self.u.shallow(cur.ret)
+                ret, name = cur.ret, _param_name(p)
+                if cur.param_name is not None and name not in (None, cur.param_name):
+                    # The lambda's own name for a dependent parameter.
+                    ret = _substitute(self.zonk(ret), {}, {cur.param_name: SizeVar(name)})
+                cur = self.u.shallow(ret)
             else:
                 expected_params.append(None)
         self.push()
@@ -704,7 +724,7 @@ class Checker:
             self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         ret = self.resolve(e.ret) if e.ret is not None else None
-        body_t, _ = self.check(e.body, ret)
+        body_t, _ = self.check(e.body, ret, "Function body does not have expected type")
         self.barriers.pop()
         self.pop()
         t = ret if ret is not None else body_t
@@ -765,15 +785,40 @@ class Checker:
 
     def _check_LetPat(self, e: S.LetPat, _exp) -> tuple[Type, Alias]:
         vt, val = self.check(e.value)
+        self._check_let_sizes(e)
         self.push()
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
         pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
-        self.unify(pt, vt, e.pat.loc, "the pattern does not match the bound value")
+        try:
+            self.u.unify(pt, vt)
+        except UnifyError as ex:
+            raise self.err(
+                f"Pattern cannot match value of type {self.zonk(vt)}: {ex}", e.pat.loc
+            ) from None
         self.bind_pattern(e.pat, pt, val)
         t, al = self.check(e.body)
         self.pop()
         return t, al
+
+    def _check_let_sizes(self, e: S.LetPat) -> None:
+        """`let [n] p = ...`: `n` must be the size of a value the pattern binds
+        (Futhark's rule), not unused nor only inside a function type."""
+        values: set[str] = set()
+        in_functions: set[str] = set()
+        _pattern_size_names(e.pat, values, in_functions)
+        if WILDCARD_SIZE in values:
+            return
+        for n in e.sizes:
+            if n in values:
+                continue
+            if n in in_functions:
+                raise self.err(
+                    f"Cannot bind [{n}] as it is never used as the size of a "
+                    "concrete (non-function) value.",
+                    e.loc,
+                )
+            raise self.err(f"Size [{n}] unused in pattern.", e.loc)
 
     def _check_LetFun(self, e: S.LetFun, _exp) -> tuple[Type, Alias]:
         decl = S.ValDecl(False, e.name, e.tparams, e.params, e.ret, e.value, e.loc)
@@ -841,18 +886,19 @@ class Checker:
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
         pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
-        self.unify(
-            pt,
-            it,
-            e.pat.loc,
-            "the loop parameter does not match the initial value",
-            True,
-        )
-        pt = (
-            _anonymise_sizes(self.zonk(pt), self.u)
-            if not _has_ascription(e.pat)
-            else pt
-        )
+        # Sizes the parameter names must be the initial value's (Futhark's
+        # rule); unnamed ones take the initial value's and are then
+        # generalised below.
+        ascribed = _has_ascription(e.pat)
+        try:
+            self.u.unify(pt, it, not ascribed)
+        except UnifyError as ex:
+            raise self.err(
+                f"the loop parameter of type {self.zonk(pt)} does not match the "
+                f"initial value of type {self.zonk(it)}: {ex}",
+                e.pat.loc,
+            ) from None
+        pt = _anonymise_sizes(self.zonk(pt), self.u) if not ascribed else pt
         self.barriers.append((self.depth, "loop"))
         consumed_before = set(self.consumed)
         params = self.bind_pattern(e.pat, pt, NO_ALIAS, param=True, loop_param=True)
@@ -891,7 +937,7 @@ class Checker:
             bt,
             e.body.loc,
             "Loop body does not have expected type",
-            lenient=not _has_ascription(e.pat),
+            lenient=not ascribed,
         )
         self.barriers.pop()
         newly = set(self.consumed) - consumed_before
@@ -927,7 +973,9 @@ class Checker:
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
-        _, al = self.check(e.expr, t)
+        _, al = self.check(
+            e.expr, t, "Expression does not have expected type from type ascription"
+        )
         return t, al
 
     def _check_Coerce(self, e: S.Coerce, _exp) -> tuple[Type, Alias]:
@@ -946,8 +994,16 @@ class Checker:
 
     # ============================================================== patterns
 
-    def param_type(self, p: S.Pat, fresh_sizes: set[str] | None = None) -> Type:
-        """The type a pattern demands, with fresh variables where unannotated."""
+    def param_type(
+        self, p: S.Pat, fresh_sizes: set[str] | dict[str, Dim] | None = None
+    ) -> Type:
+        """The type a pattern demands, with fresh variables where unannotated.
+
+        `fresh_sizes` are the names of `let [n] ...`/`loop [n] ...`: each is
+        one fresh inference size throughout the pattern.
+        """
+        if isinstance(fresh_sizes, set):
+            fresh_sizes = {n: self.u.fresh_size() for n in sorted(fresh_sizes)}
         match p:
             case S.PId() | S.PWild():
                 return self.u.fresh_type()
@@ -961,9 +1017,7 @@ class Checker:
             case S.PAscribe(inner, te, _):
                 t = self.resolve(te, "fresh")
                 if fresh_sizes:
-                    t = _substitute(
-                        t, {}, {n: self.u.fresh_size() for n in fresh_sizes}
-                    )
+                    t = _substitute(t, {}, fresh_sizes)
                 it = self.param_type(inner, fresh_sizes)
                 self.unify(it, t, p.loc, "pattern")
                 return t
@@ -1105,11 +1159,12 @@ class Checker:
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         ret = self.resolve(d.ret) if d.ret is not None else None
-        bt, bal = self.check(d.body, ret)
+        bt, bal = self.check(d.body, ret, "Function body does not have expected type")
         if local:
             self.barriers.pop()
         self.pop()
         rt = ret if ret is not None else bt
+        self._check_size_params_used(d, ptypes, rt, entry=d.is_entry_point and not local)
         if d.params and not local:
             self._check_result_aliases(d, rt, bal)
         if ret is not None:
@@ -1118,6 +1173,31 @@ class Checker:
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
         return Scheme(tvars, svars, t)
+
+    def _check_size_params_used(
+        self, d: S.ValDecl, ptypes: list[Type], rt: Type, entry: bool
+    ) -> None:
+        """Every size parameter must be a size in a parameter or the result
+        type (Futhark's rule); an entry point's in a parameter."""
+        in_params: set[str] = set()
+        rt = self.zonk(rt)
+        while isinstance(rt, Arrow):  # point-free: `entry f [n] : [n]t -> ... = g`
+            ptypes = [*ptypes, rt.param]
+            rt = rt.ret
+        for pt in ptypes:
+            in_params |= _size_names(self.zonk(pt))
+        in_result = _size_names(rt)
+        for tp in d.tparams:
+            if not isinstance(tp, S.SizeParam) or tp.name in in_params:
+                continue
+            if tp.name not in in_result:
+                raise self.err(f"Size [{tp.name}] unused in pattern.", tp.loc)
+            if entry:
+                raise self.err(
+                    "Entry point functions must not be size-polymorphic in their "
+                    f"return type (size [{tp.name}]).",
+                    d.loc,
+                )
 
     def _check_unique_return(
         self, d: S.ValDecl, rt: Type, bal: Alias, params: list[VarInfo]
@@ -1184,17 +1264,17 @@ class Checker:
         free = sorted(_free_type_vars(scheme.type))
         free_sizes = tuple(sorted(_free_size_vars(scheme.type)))
         scheme = Scheme(scheme.tvars, scheme.svars + free_sizes, scheme.type)
-        if d.entry and scheme.tvars:
+        if d.is_entry_point and scheme.tvars:
             raise self.err(
-                f'Entry point "{d.name}" may not be polymorphic '
-                f"(type parameters {', '.join(scheme.tvars)}).",
+                f'Entry point functions may not be polymorphic ("{d.name}" has '
+                f"type parameters {', '.join(scheme.tvars)}).",
                 d.loc,
             )
         if free:
-            if d.entry:
+            if d.is_entry_point:
                 raise self.err(
-                    f'Entry point "{d.name}" has an ambiguous (polymorphic) type '
-                    f"{scheme.type}.",
+                    f'Entry point functions may not be polymorphic ("{d.name}" has '
+                    f"the ambiguous type {scheme.type}).",
                     d.loc,
                 )
             scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
@@ -1318,23 +1398,6 @@ def _merge_alias(a: Alias, b: Alias) -> Alias:
     return _flatten_alias(a) | _flatten_alias(b)
 
 
-def _substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
-    match t:
-        case TypeVar(n):
-            return tsub.get(n, t)
-        case Array(e, shape, u):
-            dims = tuple(_substitute_dim(d, ssub) for d in shape)
-            return array_of(_substitute(e, tsub, ssub), dims, u)
-        case Tuple(es):
-            return Tuple(tuple(_substitute(x, tsub, ssub) for x in es))
-        case Record(fs):
-            return Record(tuple((f, _substitute(x, tsub, ssub)) for f, x in fs))
-        case Arrow(n, p, r):
-            inner = {k: v for k, v in ssub.items() if k != n}
-            return Arrow(n, _substitute(p, tsub, ssub), _substitute(r, tsub, inner))
-    return t
-
-
 def _free_type_vars(t: Type) -> set[str]:
     match t:
         case TypeVar(n):
@@ -1348,14 +1411,6 @@ def _free_type_vars(t: Type) -> set[str]:
         case Arrow(_, p, r):
             return _free_type_vars(p) | _free_type_vars(r)
     return set()
-
-
-def _substitute_dim(d: Dim, ssub: dict[str, Dim]) -> Dim:
-    if isinstance(d, SizeVar):
-        return ssub.get(d.name, d)
-    if isinstance(d, SizeProd):
-        return SizeProd(tuple(_substitute_dim(f, ssub) for f in d.factors))
-    return d
 
 
 def _dim_vars(d: Dim) -> set[str]:
@@ -1440,6 +1495,70 @@ def _anonymise_differing_sizes(t1: Type, t2: Type, u: Unifier) -> Type:
                 tuple(_anonymise_differing_sizes(a, b, u) for a, b in zip(es1, es2))
             )
     return t1
+
+
+def _size_names(t: Type) -> set[str]:
+    """The named (rigid) sizes anywhere in `t`."""
+    names: set[str] = set()
+
+    def visit(d: Dim) -> Dim:
+        if isinstance(d, SizeVar):
+            names.add(d.name)
+        elif isinstance(d, SizeProd):
+            for f in d.factors:
+                visit(f)
+        return d
+
+    _map_dims(t, visit)
+    return names
+
+
+# Stands for "any name": a size expression may mention any size.
+WILDCARD_SIZE = "*"
+
+
+def _pattern_size_names(p: S.Pat, values: set[str], in_functions: set[str]) -> None:
+    """Size names written in the type ascriptions of a pattern: those that
+    are sizes of values, and those only inside function types."""
+    match p:
+        case S.PAscribe(inner, te, _):
+            _type_exp_size_names(te, values, in_functions, False)
+            _pattern_size_names(inner, values, in_functions)
+        case S.PTuple(elems, _):
+            for x in elems:
+                _pattern_size_names(x, values, in_functions)
+        case S.PRecord(fields, _):
+            for _, x in fields:
+                _pattern_size_names(x, values, in_functions)
+
+
+def _type_exp_size_names(
+    te: Any, values: set[str], in_functions: set[str], in_fun: bool
+) -> None:
+    match te:
+        case S.DimName(name, _):
+            (in_functions if in_fun else values).add(name)
+        case S.DimExpr():
+            values.add(WILDCARD_SIZE)
+        case S.TEArray(dim, elem, _):
+            _type_exp_size_names(dim, values, in_functions, in_fun)
+            _type_exp_size_names(elem, values, in_functions, in_fun)
+        case S.TETuple(elems, _):
+            for x in elems:
+                _type_exp_size_names(x, values, in_functions, in_fun)
+        case S.TERecord(fields, _):
+            for _, x in fields:
+                _type_exp_size_names(x, values, in_functions, in_fun)
+        case S.TEArrow(_, param, ret, _):
+            _type_exp_size_names(param, values, in_functions, True)
+            _type_exp_size_names(ret, values, in_functions, True)
+        case S.TEUnique(inner, _):
+            _type_exp_size_names(inner, values, in_functions, in_fun)
+        case S.TEName(_, args, _):
+            # Through an abbreviation's arguments: counted as value sizes
+            # (never rejecting what the abbreviation might use).
+            for a in args:
+                _type_exp_size_names(a, values, in_functions, False)
 
 
 def _has_ascription(p: S.Pat) -> bool:

@@ -194,3 +194,30 @@ def is_tuple_record(fields: tuple[tuple[str, Type], ...]) -> bool:
     """Whether record fields are exactly 0, 1, ..., n-1 (n >= 2): a tuple."""
     names = sorted(int(f) if f.isdigit() else -1 for f, _ in fields)
     return len(names) >= 2 and names == list(range(len(names)))
+
+
+def substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
+    """`t` with type variables and sizes replaced (by name); an arrow's
+    parameter name shadows a size of that name in its result."""
+    match t:
+        case TypeVar(n):
+            return tsub.get(n, t)
+        case Array(e, shape, u):
+            dims = tuple(substitute_dim(d, ssub) for d in shape)
+            return array_of(substitute(e, tsub, ssub), dims, u)
+        case Tuple(es):
+            return Tuple(tuple(substitute(x, tsub, ssub) for x in es))
+        case Record(fs):
+            return Record(tuple((f, substitute(x, tsub, ssub)) for f, x in fs))
+        case Arrow(n, p, r):
+            inner = {k: v for k, v in ssub.items() if k != n}
+            return Arrow(n, substitute(p, tsub, ssub), substitute(r, tsub, inner))
+    return t
+
+
+def substitute_dim(d: Dim, ssub: dict[str, Dim]) -> Dim:
+    if isinstance(d, SizeVar):
+        return ssub.get(d.name, d)
+    if isinstance(d, SizeProd):
+        return SizeProd(tuple(substitute_dim(f, ssub) for f in d.factors))
+    return d

@@ -34,6 +34,7 @@ from futgen.frontend.types import (
     TypeVar,
     array_of,
     nonunique,
+    substitute,
 )
 
 
@@ -143,8 +144,11 @@ class Unifier:
                 for (_, a), (_, b) in zip(fs1, fs2):
                     self.unify(a, b, lenient_sizes)
                 return
-            case Arrow(_, p1, r1), Arrow(_, p2, r2):
+            case Arrow(n1, p1, r1), Arrow(n2, p2, r2):
                 self.unify(p1, p2, lenient_sizes)
+                if n1 is not None and n2 is not None and n1 != n2:
+                    # `(k: i64) -> [k]t` is `(n: i64) -> [n]t`.
+                    r2 = substitute(self.zonk(r2), {}, {n2: SizeVar(n1)})
                 self.unify(r1, r2, lenient_sizes)
                 return
         if isinstance(t1, Record) and isinstance(t2, Record):
