@@ -22,6 +22,7 @@ from typing import Any
 
 from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
 from futgen.frontend import syntax as S
+from futgen.frontend.astwalk import walk
 from futgen.frontend.types import (
     BOOL,
     FLOATS,
@@ -548,8 +549,8 @@ class Checker:
                 self._check_index_value(idx.index)
             else:
                 for part in (idx.start, idx.end, idx.stride):
-                    if part is not None:
-                        self._check_index_value(part)
+                    if part is not None:  # Futhark: slice bounds are i64
+                        self.check(part, I64, "A slice bound must have type i64")
                 shape.append(self.u.anonymous_size())
         return array_of(t.elem, tuple(shape) + t.shape[len(indices) :])
 
@@ -804,15 +805,12 @@ class Checker:
     def _check_let_sizes(self, e: S.LetPat) -> None:
         """`let [n] p = ...`: `n` must be the size of a value the pattern binds
         (Futhark's rule), not unused nor only inside a function type."""
-        values: set[str] = set()
-        in_functions: set[str] = set()
-        _pattern_size_names(e.pat, values, in_functions)
-        if WILDCARD_SIZE in values:
-            return
+        written = WrittenSizes()
+        _pattern_size_names(e.pat, written)
         for n in e.sizes:
-            if n in values:
+            if n in written.values or n in written.in_exprs:
                 continue
-            if n in in_functions:
+            if n in written.in_functions:
                 raise self.err(
                     f"Cannot bind [{n}] as it is never used as the size of a "
                     "concrete (non-function) value.",
@@ -1178,8 +1176,12 @@ class Checker:
         self, d: S.ValDecl, ptypes: list[Type], rt: Type, entry: bool
     ) -> None:
         """Every size parameter must be a size in a parameter or the result
-        type (Futhark's rule); an entry point's in a parameter."""
-        in_params: set[str] = set()
+        type (Futhark's rule); an entry point's in a parameter, as the size
+        of an array (not only inside a size expression such as `[n + 1]`)."""
+        written = WrittenSizes()
+        for p in d.params:
+            _pattern_size_names(p, written)
+        in_params = written.all()
         rt = self.zonk(rt)
         while isinstance(rt, Arrow):  # point-free: `entry f [n] : [n]t -> ... = g`
             ptypes = [*ptypes, rt.param]
@@ -1187,15 +1189,27 @@ class Checker:
         for pt in ptypes:
             in_params |= _size_names(self.zonk(pt))
         in_result = _size_names(rt)
+        if d.ret is not None:
+            in_ret = WrittenSizes()
+            _type_exp_size_names(d.ret, in_ret, False)
+            in_result |= in_ret.all()
         for tp in d.tparams:
-            if not isinstance(tp, S.SizeParam) or tp.name in in_params:
+            if not isinstance(tp, S.SizeParam):
                 continue
-            if tp.name not in in_result:
-                raise self.err(f"Size [{tp.name}] unused in pattern.", tp.loc)
+            n = tp.name
+            if entry and n in written.in_exprs and n not in written.values:
+                raise self.err(
+                    f"Entry point size parameter [{n}] only used non-constructively.",
+                    tp.loc,
+                )
+            if n in in_params:
+                continue
+            if n not in in_result:
+                raise self.err(f"Size [{n}] unused in pattern.", tp.loc)
             if entry:
                 raise self.err(
                     "Entry point functions must not be size-polymorphic in their "
-                    f"return type (size [{tp.name}]).",
+                    f"return type (size [{n}]).",
                     d.loc,
                 )
 
@@ -1513,52 +1527,57 @@ def _size_names(t: Type) -> set[str]:
     return names
 
 
-# Stands for "any name": a size expression may mention any size.
-WILDCARD_SIZE = "*"
+@dataclass
+class WrittenSizes:
+    """The size names written in type expressions, by where they occur."""
+
+    values: set[str] = field(default_factory=set)  # `[n]` of a value
+    in_functions: set[str] = field(default_factory=set)  # `[n]` in a function type
+    in_exprs: set[str] = field(default_factory=set)  # names in `[n + 1]`
+
+    def all(self) -> set[str]:
+        return self.values | self.in_functions | self.in_exprs
 
 
-def _pattern_size_names(p: S.Pat, values: set[str], in_functions: set[str]) -> None:
-    """Size names written in the type ascriptions of a pattern: those that
-    are sizes of values, and those only inside function types."""
+def _pattern_size_names(p: S.Pat, out: WrittenSizes) -> None:
+    """The size names written in the type ascriptions of a pattern."""
     match p:
         case S.PAscribe(inner, te, _):
-            _type_exp_size_names(te, values, in_functions, False)
-            _pattern_size_names(inner, values, in_functions)
+            _type_exp_size_names(te, out, False)
+            _pattern_size_names(inner, out)
         case S.PTuple(elems, _):
             for x in elems:
-                _pattern_size_names(x, values, in_functions)
+                _pattern_size_names(x, out)
         case S.PRecord(fields, _):
             for _, x in fields:
-                _pattern_size_names(x, values, in_functions)
+                _pattern_size_names(x, out)
 
 
-def _type_exp_size_names(
-    te: Any, values: set[str], in_functions: set[str], in_fun: bool
-) -> None:
+def _type_exp_size_names(te: Any, out: WrittenSizes, in_fun: bool) -> None:
     match te:
         case S.DimName(name, _):
-            (in_functions if in_fun else values).add(name)
-        case S.DimExpr():
-            values.add(WILDCARD_SIZE)
+            (out.in_functions if in_fun else out.values).add(name)
+        case S.DimExpr(expr, _):
+            out.in_exprs |= {v.name for v in walk(expr) if isinstance(v, S.Var)}
         case S.TEArray(dim, elem, _):
-            _type_exp_size_names(dim, values, in_functions, in_fun)
-            _type_exp_size_names(elem, values, in_functions, in_fun)
+            _type_exp_size_names(dim, out, in_fun)
+            _type_exp_size_names(elem, out, in_fun)
         case S.TETuple(elems, _):
             for x in elems:
-                _type_exp_size_names(x, values, in_functions, in_fun)
+                _type_exp_size_names(x, out, in_fun)
         case S.TERecord(fields, _):
             for _, x in fields:
-                _type_exp_size_names(x, values, in_functions, in_fun)
+                _type_exp_size_names(x, out, in_fun)
         case S.TEArrow(_, param, ret, _):
-            _type_exp_size_names(param, values, in_functions, True)
-            _type_exp_size_names(ret, values, in_functions, True)
+            _type_exp_size_names(param, out, True)
+            _type_exp_size_names(ret, out, True)
         case S.TEUnique(inner, _):
-            _type_exp_size_names(inner, values, in_functions, in_fun)
+            _type_exp_size_names(inner, out, in_fun)
         case S.TEName(_, args, _):
             # Through an abbreviation's arguments: counted as value sizes
             # (never rejecting what the abbreviation might use).
             for a in args:
-                _type_exp_size_names(a, values, in_functions, False)
+                _type_exp_size_names(a, out, False)
 
 
 def _has_ascription(p: S.Pat) -> bool:

@@ -54,6 +54,11 @@ def body_type(src: str, name: str) -> str:
             "def main [n] [m] (x: [n][m]i32) = x : []i32",
             "Expression does not have expected type from type ascription",
         ),
+        (
+            "entry main [x] (_: [x + 1]i32) = x",
+            "Entry point size parameter [x] only used non-constructively.",
+        ),
+        ("def main (xs: []i32) (a: i32) = xs[a:]", "A slice bound must have type i64"),
     ],
 )
 def test_rejected(src: str, message: str) -> None:
@@ -72,6 +77,9 @@ def test_rejected(src: str, message: str) -> None:
             "f",
             "(n: i64) -> (xs: [n]i32) -> i64",
         ),
+        # Size parameters used only in size expressions.
+        ("def step [k] (xs: [2 ** k]i32) : i32 = xs[0]", "step", "i32"),
+        ("def main (xs: []i32) a b = xs[a:b]", "main", "[]i32"),
         # A coercion leaves an implicit parameter size general.
         ("def c (xs: []i32) = (xs :> [1]i32)[0]", "c", "i32"),
     ],
