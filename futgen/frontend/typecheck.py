@@ -24,6 +24,7 @@ from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
 from futgen.frontend import syntax as S
 from futgen.frontend.astwalk import walk
 from futgen.frontend.types import (
+    EXISTENTIAL_PREFIX,
     BOOL,
     FLOATS,
     I64,
@@ -588,7 +589,7 @@ class Checker:
             z = self.u.shallow(t1)
             assert isinstance(z, Array)
             return Array(
-                z.elem, (self.u.anonymous_size(),) + z.shape[1:], True
+                z.elem, (self.u.existential_size(),) + z.shape[1:], True
             ), NO_ALIAS
         t1, _ = self.check(e.lhs)
         t2, _ = self.check(e.rhs)
@@ -780,6 +781,15 @@ class Checker:
             t1, t2, e.els.loc, "branches of if have different types", lenient=True
         )
         t = _anonymise_differing_sizes(self.zonk(t1), self.zonk(t2), self.u)
+        if _exp is not None:
+            try:
+                self.u.unify(_exp, t)
+            except UnifyError as ex:
+                raise self.err(
+                    f"The branches of if have types {self.zonk(t1)} and "
+                    f"{self.zonk(t2)}, not the expected {self.zonk(_exp)}: {ex}",
+                    e.loc,
+                ) from None
         # A branch's result cannot be what the other branch consumed.
         consumed_here = frozenset(self.consumed) - frozenset(before)
         return t, _remove_alias(_merge_alias(a1, a2), consumed_here)
@@ -888,6 +898,7 @@ class Checker:
         # rule); unnamed ones take the initial value's and are then
         # generalised below.
         ascribed = _has_ascription(e.pat)
+        unnamed = _free_size_vars(pt)  # `[]` and `loop [n]`: they may change
         try:
             self.u.unify(pt, it, not ascribed)
         except UnifyError as ex:
@@ -896,7 +907,10 @@ class Checker:
                 f"initial value of type {self.zonk(it)}: {ex}",
                 e.pat.loc,
             ) from None
-        pt = _anonymise_sizes(self.zonk(pt), self.u) if not ascribed else pt
+        if ascribed:
+            pt = _substitute(pt, {}, {n: self.u.anonymous_size() for n in unnamed})
+        else:
+            pt = _anonymise_sizes(self.zonk(pt), self.u)
         self.barriers.append((self.depth, "loop"))
         consumed_before = set(self.consumed)
         params = self.bind_pattern(e.pat, pt, NO_ALIAS, param=True, loop_param=True)
@@ -1456,7 +1470,14 @@ def _close_sizes(t: Type, u: Unifier) -> Type:
     free = _free_size_vars(t)
     if free:
         t = _substitute(t, {}, {n: u.anonymous_size() for n in free})
-    return _map_dims(t, lambda d: u.anonymous_size() if isinstance(d, SizeProd) else d)
+    return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d) else d)
+
+
+def _is_unnamed(d: Dim) -> bool:
+    """A size later stages cannot refer to by a variable: a product or an existential."""
+    return isinstance(d, SizeProd) or (
+        isinstance(d, SizeVar) and d.name.startswith(EXISTENTIAL_PREFIX)
+    )
 
 
 def _map_dims(t: Type, fn) -> Type:
@@ -1498,15 +1519,39 @@ def _anonymise_sizes(t: Type, u: Unifier) -> Type:
     return t
 
 
-def _anonymise_differing_sizes(t1: Type, t2: Type, u: Unifier) -> Type:
-    """The type of `if c then a else b`: sizes that differ become anonymous."""
+def _is_named(d: Dim) -> bool:
+    """A size the checker knows exactly: a constant or a rigid name."""
+    return isinstance(d, SizeConst) or (
+        isinstance(d, SizeVar) and not d.name.startswith("?")
+    )
+
+
+def _branch_size(a: Dim, b: Dim, u: Unifier, shared: dict) -> Dim:
+    if a == b:
+        return a
+    if _is_named(a) and _is_named(b):
+        return shared.setdefault((a, b), u.existential_size())
+    return u.anonymous_size()
+
+
+def _anonymise_differing_sizes(
+    t1: Type, t2: Type, u: Unifier, shared: dict | None = None
+) -> Type:
+    """The type of `if c then a else b`: sizes that differ become existential
+    when both are known (Futhark's rule: one per pair of sizes, so that
+    `if c then ([1, 2], [3, 4]) else ([1], [2])` has equal sizes), else
+    anonymous (checked at run time)."""
+    shared = {} if shared is None else shared
     match t1, t2:
         case Array(e1, s1, u1), Array(_, s2, u2) if len(s1) == len(s2):
-            shape = tuple(a if a == b else u.anonymous_size() for a, b in zip(s1, s2))
+            shape = tuple(_branch_size(a, b, u, shared) for a, b in zip(s1, s2))
             return Array(e1, shape, u1 and u2)
         case Tuple(es1), Tuple(es2) if len(es1) == len(es2):
             return Tuple(
-                tuple(_anonymise_differing_sizes(a, b, u) for a, b in zip(es1, es2))
+                tuple(
+                    _anonymise_differing_sizes(a, b, u, shared)
+                    for a, b in zip(es1, es2)
+                )
             )
     return t1
 

@@ -88,6 +88,10 @@ class SizeProd:
 
 Dim = SizeVar | SizeConst | AnySize | SizeProd
 
+# Names of existential sizes (a SizeVar no program can name); the checked
+# types later stages see have them as anonymous sizes.
+EXISTENTIAL_PREFIX = "ext#"
+
 
 @dataclass(frozen=True, slots=True)
 class Array:

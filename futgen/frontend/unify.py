@@ -11,7 +11,9 @@ variable may carry a constraint:
 
 Anonymous sizes (`AnySize`) stand for sizes known only at run time; they
 unify with every size without binding anything, and the interpreter checks
-them when the program runs.
+them when the program runs.  Existential sizes (`existential_size`, where
+Futhark's rules say a size is new and unknown, as the result of `++`) are
+rigid names instead: they equal no other size.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 from futgen.errors import Loc
 from futgen.frontend.types import (
+    EXISTENTIAL_PREFIX,
     AnySize,
     Array,
     Arrow,
@@ -75,6 +78,11 @@ class Unifier:
 
     def anonymous_size(self) -> AnySize:
         return AnySize(next(self._counter))
+
+    def existential_size(self) -> SizeVar:
+        """A size only known at run time that is equal to no other size
+        (Futhark's existential size): a rigid name nobody can write."""
+        return SizeVar(f"{EXISTENTIAL_PREFIX}{next(self._counter)}")
 
     # ------------------------------------------------------------ resolution
 

@@ -59,6 +59,12 @@ def body_type(src: str, name: str) -> str:
             "Entry point size parameter [x] only used non-constructively.",
         ),
         ("def main (xs: []i32) (a: i32) = xs[a:]", "A slice bound must have type i64"),
+        # Sizes that differ between branches, and the size of `++`, are new.
+        (
+            "def main (b: bool) (n: i64) (m: i64) : [2]i64 = if b then iota n else iota m",
+            "The branches of if have types *[n]i64 and *[m]i64, not the expected [2]i64",
+        ),
+        ("def main (xs: []i32) (ys: []i32) : [10]i32 = xs ++ ys", 'Sizes "10" and'),
     ],
 )
 def test_rejected(src: str, message: str) -> None:
@@ -80,6 +86,14 @@ def test_rejected(src: str, message: str) -> None:
         # Size parameters used only in size expressions.
         ("def step [k] (xs: [2 ** k]i32) : i32 = xs[0]", "step", "i32"),
         ("def main (xs: []i32) a b = xs[a:b]", "main", "[]i32"),
+        # One new size per pair of differing branch sizes; `[]` loop parameters vary.
+        (
+            "def main (b: bool) = let (xs, ys) = if b then ([1, 2], [3, 4]) else ([1], [2])\n"
+            "                     in zip xs ys",
+            "main",
+            "[](i32, i32)",
+        ),
+        ("def main (n: i64) = loop (xs: []i64) = iota n for i < 2 do xs ++ xs", "main", "[]i64"),
         # A coercion leaves an implicit parameter size general.
         ("def c (xs: []i32) = (xs :> [1]i32)[0]", "c", "i32"),
     ],
