@@ -10,7 +10,10 @@ body may not consume variables bound outside it.  See Note [Aliases].
 
 Sizes are checked where the program names them (`[n]`, constants); sizes
 given by expressions or left anonymous are checked at run time by the
-interpreter.
+interpreter.  Sizes Futhark's rules make new (`++`, branches whose known
+sizes differ) are existential: rigid names equal to no other size.  Size
+parameters must be used as Futhark requires (in a parameter or the result;
+an entry point's constructively in a parameter), and so must `let [n]`.
 """
 
 from __future__ import annotations
