@@ -405,6 +405,7 @@ class LetFun(Expr):
     ret: TypeExp | None
     value: Expr
     body: Expr
+    fun_ty: Any = field(default=None, kw_only=True, repr=False, compare=False)  # as ValDecl.ty
 
 
 @dataclass
@@ -505,6 +506,9 @@ class ValDecl:
     loc: Loc
     local: bool = False
     attrs: list[str] = field(default_factory=list)
+    # The checked, possibly polymorphic type (size and type parameters by
+    # name), which the interpreter matches with the type at a use.
+    ty: Any = field(default=None, repr=False, compare=False)
 
     @property
     def is_entry_point(self) -> bool:

@@ -11,7 +11,10 @@ consumption checks live in `aliases.py`.
 
 Sizes are checked where the program names them (`[n]`, constants); sizes
 given by expressions or left anonymous are checked at run time by the
-interpreter.
+interpreter.  Sizes Futhark's rules make new (`++`, branches whose known
+sizes differ) are existential: rigid names equal to no other size.  Size
+parameters must be used as Futhark requires (in a parameter or the result;
+an entry point's constructively in a parameter), and so must `let [n]`.
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ from futgen.frontend.aliases import (
     updates_inside,
     with_field_alias,
 )
+from futgen.frontend.astwalk import walk
 from futgen.frontend.types import (
     BOOL,
+    EXISTENTIAL_PREFIX,
     FLOATS,
     I64,
     INTS,
@@ -62,6 +67,7 @@ from futgen.frontend.types import (
     is_tuple_record,
     row_type,
 )
+from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
 
 ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
@@ -268,24 +274,29 @@ class Checker:
                 f'Type "{name}" expects {len(ab.params)} arguments, given {len(args)}.',
                 loc,
             )
-        self.push()
+        # Arguments are resolved in the caller's scope, the body in the
+        # top-level scope plus the parameters: `pair b a` must not see `a`
+        # rebound to `b`, nor the body a type parameter of the caller.
+        bound: dict[str, Any] = {}
         for p, a in zip(ab.params, args):
             if isinstance(p, S.SizeParam):
                 if not isinstance(a, (S.DimName, S.DimConst, S.DimAny, S.DimExpr)):
                     raise self.err(
                         f'Type "{name}": size argument expected for [{p.name}].', loc
                     )
-                d = self.resolve_dim(a, anon)
-                self.scopes[-1].types[f"[{p.name}]"] = d
+                bound[f"[{p.name}]"] = self.resolve_dim(a, anon)
             else:
                 if isinstance(a, (S.DimName, S.DimConst, S.DimAny, S.DimExpr)):
                     raise self.err(
                         f'Type "{name}": type argument expected for \'{p.name}.', loc
                     )
-                self.scopes[-1].types[p.name] = self.resolve(a, anon)
-        t = self.resolve(ab.body, anon)
-        self.pop()
-        return t
+                bound[p.name] = self.resolve(a, anon)
+        saved = self.scopes
+        self.scopes = [saved[0], Scope(types=bound)]
+        try:
+            return self.resolve(ab.body, anon)
+        finally:
+            self.scopes = saved
 
     def resolve_dim(self, d: S.DimExp, anon: str = "any") -> Dim:
         match d:
@@ -336,16 +347,31 @@ class Checker:
 
     # ============================================================ expressions
 
-    def check(self, e: S.Expr, expected: Type | None = None) -> tuple[Type, Alias]:
-        """Infer the type of `e` (unified with `expected` if given) and its aliases."""
+    def check(
+        self, e: S.Expr, expected: Type | None = None, context: str | None = None
+    ) -> tuple[Type, Alias]:
+        """Infer the type of `e` (unified with `expected` if given) and its aliases.
+
+        `context` names what demands `expected` (a return type, an
+        ascription); the error then shows both types as Futhark's does.
+        """
         if id(e) in self._checked:
             return self._checked.pop(id(e))
         method = getattr(self, "_check_" + type(e).__name__, None)
         if method is None:
             raise UnsupportedFeature(f"expression {type(e).__name__}", e.loc)
         t, al = method(e, expected)
-        if expected is not None:
+        if expected is not None and context is None:
             self.unify(t, expected, e.loc, "type mismatch")
+        elif expected is not None:
+            try:
+                self.u.unify(expected, t)
+            except UnifyError as ex:
+                raise self.err(
+                    f"{context}: {ex}\nExpected: {self.zonk(expected)}\n"
+                    f"Actual:   {self.zonk(t)}",
+                    e.loc,
+                ) from None
         e.ty = t
         self._visited.append(e)
         return t, al
@@ -542,8 +568,8 @@ class Checker:
                 self._check_index_value(idx.index)
             else:
                 for part in (idx.start, idx.end, idx.stride):
-                    if part is not None:
-                        self._check_index_value(part)
+                    if part is not None:  # Futhark: slice bounds are i64
+                        self.check(part, I64, "A slice bound must have type i64")
                 shape.append(self.u.anonymous_size())
         return array_of(t.elem, tuple(shape) + t.shape[len(indices) :])
 
@@ -581,7 +607,7 @@ class Checker:
             z = self.u.shallow(t1)
             assert isinstance(z, Array)
             return Array(
-                z.elem, (self.u.anonymous_size(),) + z.shape[1:], True
+                z.elem, (self.u.existential_size(),) + z.shape[1:], True
             ), NO_ALIAS
         t1, _ = self.check(e.lhs)
         t2, _ = self.check(e.rhs)
@@ -611,6 +637,7 @@ class Checker:
         ft, fn_alias = self.check(fn)
         fname = fn.full_name if isinstance(fn, S.Var) else "function"
         params: list[Type] = []
+        pending: dict[str, Dim] = {}
         cur = ft
         for i, arg in enumerate(args):
             cur = self.u.shallow(cur)
@@ -625,7 +652,8 @@ class Checker:
                     arg.loc,
                 )
             params.append(cur.param)
-            cur = self._dependent_result(cur, arg)
+            cur = self._dependent_result(cur, arg, pending)
+        self.u.sizes.update(pending)
         order = sorted(range(len(args)), key=lambda i: _is_function_literal(args[i]))
         arg_aliases: list[Alias] = [NO_ALIAS] * len(args)
         for i in order:
@@ -687,12 +715,19 @@ class Checker:
                 kept.append(als[i])
         return kept
 
-    def _dependent_result(self, arrow: Arrow, arg: S.Expr) -> Type:
+    def _dependent_result(
+        self, arrow: Arrow, arg: S.Expr, pending: dict[str, Dim]
+    ) -> Type:
         """The result type of `arrow` applied to `arg`, substituting a named size."""
         if arrow.param_name is None:
             return arrow.ret
-        d = self.size_of_expr(arg) or self.u.anonymous_size()
-        return _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: d})
+        # Through a fresh inference size, bound to the argument's size only
+        # once all parameters are substituted (`pending`), so that a later
+        # parameter of the same name cannot capture it (`tabulate_2d m n`,
+        # whose parameters are `n` and `m`).
+        v = self.u.fresh_size()
+        pending[v.name] = self.size_of_expr(arg) or self.u.anonymous_size()
+        return _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: v})
 
     def size_of_expr(self, e: S.Expr) -> Dim | None:
         """The size an expression denotes, when the type system can name it:
@@ -722,10 +757,14 @@ class Checker:
     def _check_Lambda(self, e: S.Lambda, exp) -> tuple[Type, Alias]:
         expected_params: list[Type | None] = []
         cur = self.u.shallow(exp) if exp is not None else None
-        for _ in e.params:
+        for p in e.params:
             if isinstance(cur, Arrow):
                 expected_params.append(cur.param)
-                cur = self.u.shallow(cur.ret)
+                ret, name = cur.ret, _param_name(p)
+                if cur.param_name is not None and name not in (None, cur.param_name):
+                    # The lambda's own name for a dependent parameter.
+                    ret = _substitute(self.zonk(ret), {}, {cur.param_name: SizeVar(name)})
+                cur = self.u.shallow(ret)
             else:
                 expected_params.append(None)
         self.push()
@@ -740,7 +779,7 @@ class Checker:
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         ret = self.resolve(e.ret) if e.ret is not None else None
-        body_t, body_al = self.check(e.body, ret)
+        body_t, body_al = self.check(e.body, ret, "Function body does not have expected type")
         self._check_function_result(
             "the lambda", ret, body_al, param_vars, bool(e.params), e.loc
         )
@@ -818,6 +857,15 @@ class Checker:
             t1, t2, e.els.loc, "branches of if have different types", lenient=True
         )
         t = _anonymise_differing_sizes(self.zonk(t1), self.zonk(t2), self.u)
+        if _exp is not None:
+            try:
+                self.u.unify(_exp, t)
+            except UnifyError as ex:
+                raise self.err(
+                    f"The branches of if have types {self.zonk(t1)} and "
+                    f"{self.zonk(t2)}, not the expected {self.zonk(_exp)}: {ex}",
+                    e.loc,
+                ) from None
         # A branch's result cannot be what the other branch consumed.
         consumed_here = frozenset(self.cons.consumed) - frozenset(before)
         return t, remove_alias(merge_alias(a1, a2), consumed_here)
@@ -827,19 +875,42 @@ class Checker:
         vt, val = self.check(e.value)
         if isinstance(self.u.shallow(vt), Arrow):
             self.cons.check_functional_arg(before, e.value.loc, "Let-bound expression")
+        self._check_let_sizes(e)
         self.push()
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
         pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
-        self.unify(pt, vt, e.pat.loc, "the pattern does not match the bound value")
+        try:
+            self.u.unify(pt, vt)
+        except UnifyError as ex:
+            raise self.err(
+                f"Pattern cannot match value of type {self.zonk(vt)}: {ex}", e.pat.loc
+            ) from None
         self.bind_pattern(e.pat, pt, val)
         t, al = self.check(e.body)
         self.pop()
         return t, al
 
+    def _check_let_sizes(self, e: S.LetPat) -> None:
+        """`let [n] p = ...`: `n` must be the size of a value the pattern binds
+        (Futhark's rule), not unused nor only inside a function type."""
+        written = WrittenSizes()
+        _pattern_size_names(e.pat, written)
+        for n in e.sizes:
+            if n in written.values or n in written.in_exprs:
+                continue
+            if n in written.in_functions:
+                raise self.err(
+                    f"Cannot bind [{n}] as it is never used as the size of a "
+                    "concrete (non-function) value.",
+                    e.loc,
+                )
+            raise self.err(f"Size [{n}] unused in pattern.", e.loc)
+
     def _check_LetFun(self, e: S.LetFun, _exp) -> tuple[Type, Alias]:
         decl = S.ValDecl(False, e.name, e.tparams, e.params, e.ret, e.value, e.loc)
         scheme, closure = self.check_function(decl, local=True)
+        e.fun_ty = scheme.type
         self.push()
         self.bind_var(
             e.name,
@@ -909,18 +980,23 @@ class Checker:
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
         pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
-        self.unify(
-            pt,
-            it,
-            e.pat.loc,
-            "the loop parameter does not match the initial value",
-            True,
-        )
-        pt = (
-            _anonymise_sizes(self.zonk(pt), self.u)
-            if not _has_ascription(e.pat)
-            else pt
-        )
+        # Sizes the parameter names must be the initial value's (Futhark's
+        # rule); unnamed ones take the initial value's and are then
+        # generalised below.
+        ascribed = _has_ascription(e.pat)
+        unnamed = _free_size_vars(pt)  # `[]` and `loop [n]`: they may change
+        try:
+            self.u.unify(pt, it, not ascribed)
+        except UnifyError as ex:
+            raise self.err(
+                f"the loop parameter of type {self.zonk(pt)} does not match the "
+                f"initial value of type {self.zonk(it)}: {ex}",
+                e.pat.loc,
+            ) from None
+        if ascribed:
+            pt = _substitute(pt, {}, {n: self.u.anonymous_size() for n in unnamed})
+        else:
+            pt = _anonymise_sizes(self.zonk(pt), self.u)
         loop_depth = self.depth
         self.cons.enter(loop_depth, "loop")
         consumed_before = set(self.cons.consumed)
@@ -965,7 +1041,7 @@ class Checker:
             bt,
             e.body.loc,
             "Loop body does not have expected type",
-            lenient=not _has_ascription(e.pat),
+            lenient=not ascribed,
         )
         self.cons.leave()
         newly = set(self.cons.consumed) - consumed_before
@@ -981,21 +1057,37 @@ class Checker:
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
-        _, al = self.check(e.expr, t)
+        _, al = self.check(
+            e.expr, t, "Expression does not have expected type from type ascription"
+        )
         return t, al
 
     def _check_Coerce(self, e: S.Coerce, _exp) -> tuple[Type, Alias]:
+        # Futhark's rule: the expression's sizes say nothing about the target
+        # type's (they are checked at run time); only the shapes of the types
+        # must agree, so the expression's sizes are made anonymous first.
         t = self.resolve(e.type)
         et, al = self.check(e.expr)
         self.unify(
-            et, t, e.loc, "size coercion between incompatible types", lenient=True
+            _map_dims(self.zonk(et), lambda _: self.u.anonymous_size()),
+            t,
+            e.loc,
+            "size coercion between incompatible types",
         )
         return t, al
 
     # ============================================================== patterns
 
-    def param_type(self, p: S.Pat, fresh_sizes: set[str] | None = None) -> Type:
-        """The type a pattern demands, with fresh variables where unannotated."""
+    def param_type(
+        self, p: S.Pat, fresh_sizes: set[str] | dict[str, Dim] | None = None
+    ) -> Type:
+        """The type a pattern demands, with fresh variables where unannotated.
+
+        `fresh_sizes` are the names of `let [n] ...`/`loop [n] ...`: each is
+        one fresh inference size throughout the pattern.
+        """
+        if isinstance(fresh_sizes, set):
+            fresh_sizes = {n: self.u.fresh_size() for n in sorted(fresh_sizes)}
         match p:
             case S.PId() | S.PWild():
                 return self.u.fresh_type()
@@ -1009,9 +1101,7 @@ class Checker:
             case S.PAscribe(inner, te, _):
                 t = self.resolve(te, "fresh")
                 if fresh_sizes:
-                    t = _substitute(
-                        t, {}, {n: self.u.fresh_size() for n in fresh_sizes}
-                    )
+                    t = _substitute(t, {}, fresh_sizes)
                 it = self.param_type(inner, fresh_sizes)
                 self.unify(it, t, p.loc, "pattern")
                 return t
@@ -1121,7 +1211,7 @@ class Checker:
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         ret = self.resolve(d.ret) if d.ret is not None else None
-        bt, bal = self.check(d.body, ret)
+        bt, bal = self.check(d.body, ret, "Function body does not have expected type")
         if ret is not None and not self._is_builtin(d.body):
             why = function_subtype_error(self.zonk(bt), self.zonk(ret))
             if why is not None:
@@ -1137,10 +1227,52 @@ class Checker:
         self._check_function_result(
             f'"{d.name}"', ret, bal, param_vars, bool(d.params), d.body.loc
         )
+        self._check_size_params_used(d, ptypes, rt, entry=d.is_entry_point and not local)
         t = rt
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
         return Scheme(tvars, svars, t), closure
+
+    def _check_size_params_used(
+        self, d: S.ValDecl, ptypes: list[Type], rt: Type, entry: bool
+    ) -> None:
+        """Every size parameter must be a size in a parameter or the result
+        type (Futhark's rule); an entry point's in a parameter, as the size
+        of an array (not only inside a size expression such as `[n + 1]`)."""
+        written = WrittenSizes()
+        for p in d.params:
+            _pattern_size_names(p, written)
+        in_params = written.all()
+        rt = self.zonk(rt)
+        while isinstance(rt, Arrow):  # point-free: `entry f [n] : [n]t -> ... = g`
+            ptypes = [*ptypes, rt.param]
+            rt = rt.ret
+        for pt in ptypes:
+            in_params |= _size_names(self.zonk(pt))
+        in_result = _size_names(rt)
+        if d.ret is not None:
+            in_ret = WrittenSizes()
+            _type_exp_size_names(d.ret, in_ret, False)
+            in_result |= in_ret.all()
+        for tp in d.tparams:
+            if not isinstance(tp, S.SizeParam):
+                continue
+            n = tp.name
+            if entry and n in written.in_exprs and n not in written.values:
+                raise self.err(
+                    f"Entry point size parameter [{n}] only used non-constructively.",
+                    tp.loc,
+                )
+            if n in in_params:
+                continue
+            if n not in in_result:
+                raise self.err(f"Size [{n}] unused in pattern.", tp.loc)
+            if entry:
+                raise self.err(
+                    "Entry point functions must not be size-polymorphic in their "
+                    f"return type (size [{n}]).",
+                    d.loc,
+                )
 
     def check_decl(self, d: S.Decl) -> None:
         match d:
@@ -1175,17 +1307,17 @@ class Checker:
         free = sorted(_free_type_vars(scheme.type))
         free_sizes = tuple(sorted(_free_size_vars(scheme.type)))
         scheme = Scheme(scheme.tvars, scheme.svars + free_sizes, scheme.type)
-        if d.entry and scheme.tvars:
+        if d.is_entry_point and scheme.tvars:
             raise self.err(
-                f'Entry point "{d.name}" may not be polymorphic '
-                f"(type parameters {', '.join(scheme.tvars)}).",
+                f'Entry point functions may not be polymorphic ("{d.name}" has '
+                f"type parameters {', '.join(scheme.tvars)}).",
                 d.loc,
             )
         if free:
-            if d.entry:
+            if d.is_entry_point:
                 raise self.err(
-                    f'Entry point "{d.name}" has an ambiguous (polymorphic) type '
-                    f"{scheme.type}.",
+                    f'Entry point functions may not be polymorphic ("{d.name}" has '
+                    f"the ambiguous type {scheme.type}).",
                     d.loc,
                 )
             scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
@@ -1194,6 +1326,9 @@ class Checker:
         for node in self._visited:
             if node.ty is not None:
                 node.ty = _close_sizes(self.zonk(node.ty), self.u)
+            if isinstance(node, S.LetFun):
+                node.fun_ty = self.zonk(node.fun_ty)
+        d.ty = scheme.type
         self._visited = []
         if self.lookup_var(d.name) is not None and d.name in self.scopes[0].vars:
             prev = self.scopes[0].vars[d.name]
@@ -1251,23 +1386,6 @@ def _contains_array(t: Type) -> bool:
     return any_array(t, lambda a: True)
 
 
-def _substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
-    match t:
-        case TypeVar(n):
-            return tsub.get(n, t)
-        case Array(e, shape, u):
-            dims = tuple(_substitute_dim(d, ssub) for d in shape)
-            return array_of(_substitute(e, tsub, ssub), dims, u)
-        case Tuple(es):
-            return Tuple(tuple(_substitute(x, tsub, ssub) for x in es))
-        case Record(fs):
-            return Record(tuple((f, _substitute(x, tsub, ssub)) for f, x in fs))
-        case Arrow(n, p, r):
-            inner = {k: v for k, v in ssub.items() if k != n}
-            return Arrow(n, _substitute(p, tsub, ssub), _substitute(r, tsub, inner))
-    return t
-
-
 def _free_type_vars(t: Type) -> set[str]:
     match t:
         case TypeVar(n):
@@ -1281,14 +1399,6 @@ def _free_type_vars(t: Type) -> set[str]:
         case Arrow(_, p, r):
             return _free_type_vars(p) | _free_type_vars(r)
     return set()
-
-
-def _substitute_dim(d: Dim, ssub: dict[str, Dim]) -> Dim:
-    if isinstance(d, SizeVar):
-        return ssub.get(d.name, d)
-    if isinstance(d, SizeProd):
-        return SizeProd(tuple(_substitute_dim(f, ssub) for f in d.factors))
-    return d
 
 
 def _dim_vars(d: Dim) -> set[str]:
@@ -1320,7 +1430,14 @@ def _close_sizes(t: Type, u: Unifier) -> Type:
     free = _free_size_vars(t)
     if free:
         t = _substitute(t, {}, {n: u.anonymous_size() for n in free})
-    return _map_dims(t, lambda d: u.anonymous_size() if isinstance(d, SizeProd) else d)
+    return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d) else d)
+
+
+def _is_unnamed(d: Dim) -> bool:
+    """A size later stages cannot refer to by a variable: a product or an existential."""
+    return isinstance(d, SizeProd) or (
+        isinstance(d, SizeVar) and d.name.startswith(EXISTENTIAL_PREFIX)
+    )
 
 
 def _map_dims(t: Type, fn) -> Type:
@@ -1362,17 +1479,110 @@ def _anonymise_sizes(t: Type, u: Unifier) -> Type:
     return t
 
 
-def _anonymise_differing_sizes(t1: Type, t2: Type, u: Unifier) -> Type:
-    """The type of `if c then a else b`: sizes that differ become anonymous."""
+def _is_named(d: Dim) -> bool:
+    """A size the checker knows exactly: a constant or a rigid name."""
+    return isinstance(d, SizeConst) or (
+        isinstance(d, SizeVar) and not d.name.startswith("?")
+    )
+
+
+def _branch_size(a: Dim, b: Dim, u: Unifier, shared: dict) -> Dim:
+    if a == b:
+        return a
+    if _is_named(a) and _is_named(b):
+        return shared.setdefault((a, b), u.existential_size())
+    return u.anonymous_size()
+
+
+def _anonymise_differing_sizes(
+    t1: Type, t2: Type, u: Unifier, shared: dict | None = None
+) -> Type:
+    """The type of `if c then a else b`: sizes that differ become existential
+    when both are known (Futhark's rule: one per pair of sizes, so that
+    `if c then ([1, 2], [3, 4]) else ([1], [2])` has equal sizes), else
+    anonymous (checked at run time)."""
+    shared = {} if shared is None else shared
     match t1, t2:
         case Array(e1, s1, u1), Array(_, s2, u2) if len(s1) == len(s2):
-            shape = tuple(a if a == b else u.anonymous_size() for a, b in zip(s1, s2))
+            shape = tuple(_branch_size(a, b, u, shared) for a, b in zip(s1, s2))
             return Array(e1, shape, u1 and u2)
         case Tuple(es1), Tuple(es2) if len(es1) == len(es2):
             return Tuple(
-                tuple(_anonymise_differing_sizes(a, b, u) for a, b in zip(es1, es2))
+                tuple(
+                    _anonymise_differing_sizes(a, b, u, shared)
+                    for a, b in zip(es1, es2)
+                )
             )
     return t1
+
+
+def _size_names(t: Type) -> set[str]:
+    """The named (rigid) sizes anywhere in `t`."""
+    names: set[str] = set()
+
+    def visit(d: Dim) -> Dim:
+        if isinstance(d, SizeVar):
+            names.add(d.name)
+        elif isinstance(d, SizeProd):
+            for f in d.factors:
+                visit(f)
+        return d
+
+    _map_dims(t, visit)
+    return names
+
+
+@dataclass
+class WrittenSizes:
+    """The size names written in type expressions, by where they occur."""
+
+    values: set[str] = field(default_factory=set)  # `[n]` of a value
+    in_functions: set[str] = field(default_factory=set)  # `[n]` in a function type
+    in_exprs: set[str] = field(default_factory=set)  # names in `[n + 1]`
+
+    def all(self) -> set[str]:
+        return self.values | self.in_functions | self.in_exprs
+
+
+def _pattern_size_names(p: S.Pat, out: WrittenSizes) -> None:
+    """The size names written in the type ascriptions of a pattern."""
+    match p:
+        case S.PAscribe(inner, te, _):
+            _type_exp_size_names(te, out, False)
+            _pattern_size_names(inner, out)
+        case S.PTuple(elems, _):
+            for x in elems:
+                _pattern_size_names(x, out)
+        case S.PRecord(fields, _):
+            for _, x in fields:
+                _pattern_size_names(x, out)
+
+
+def _type_exp_size_names(te: Any, out: WrittenSizes, in_fun: bool) -> None:
+    match te:
+        case S.DimName(name, _):
+            (out.in_functions if in_fun else out.values).add(name)
+        case S.DimExpr(expr, _):
+            out.in_exprs |= {v.name for v in walk(expr) if isinstance(v, S.Var)}
+        case S.TEArray(dim, elem, _):
+            _type_exp_size_names(dim, out, in_fun)
+            _type_exp_size_names(elem, out, in_fun)
+        case S.TETuple(elems, _):
+            for x in elems:
+                _type_exp_size_names(x, out, in_fun)
+        case S.TERecord(fields, _):
+            for _, x in fields:
+                _type_exp_size_names(x, out, in_fun)
+        case S.TEArrow(_, param, ret, _):
+            _type_exp_size_names(param, out, True)
+            _type_exp_size_names(ret, out, True)
+        case S.TEUnique(inner, _):
+            _type_exp_size_names(inner, out, in_fun)
+        case S.TEName(_, args, _):
+            # Through an abbreviation's arguments: counted as value sizes
+            # (never rejecting what the abbreviation might use).
+            for a in args:
+                _type_exp_size_names(a, out, False)
 
 
 def _has_ascription(p: S.Pat) -> bool:

@@ -88,6 +88,10 @@ class SizeProd:
 
 Dim = SizeVar | SizeConst | AnySize | SizeProd
 
+# Names of existential sizes (a SizeVar no program can name); the checked
+# types later stages see have them as anonymous sizes.
+EXISTENTIAL_PREFIX = "ext#"
+
 
 @dataclass(frozen=True, slots=True)
 class Array:
@@ -217,3 +221,30 @@ def components(t: Type) -> list[Type] | None:
         case Array(Tuple() | Record() as e, shape, _):
             return [array_of(c, shape) for c in components(e) or []]
     return None
+
+
+def substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
+    """`t` with type variables and sizes replaced (by name); an arrow's
+    parameter name shadows a size of that name in its result."""
+    match t:
+        case TypeVar(n):
+            return tsub.get(n, t)
+        case Array(e, shape, u):
+            dims = tuple(substitute_dim(d, ssub) for d in shape)
+            return array_of(substitute(e, tsub, ssub), dims, u)
+        case Tuple(es):
+            return Tuple(tuple(substitute(x, tsub, ssub) for x in es))
+        case Record(fs):
+            return Record(tuple((f, substitute(x, tsub, ssub)) for f, x in fs))
+        case Arrow(n, p, r):
+            inner = {k: v for k, v in ssub.items() if k != n}
+            return Arrow(n, substitute(p, tsub, ssub), substitute(r, tsub, inner))
+    return t
+
+
+def substitute_dim(d: Dim, ssub: dict[str, Dim]) -> Dim:
+    if isinstance(d, SizeVar):
+        return ssub.get(d.name, d)
+    if isinstance(d, SizeProd):
+        return SizeProd(tuple(substitute_dim(f, ssub) for f in d.factors))
+    return d

@@ -11,7 +11,9 @@ variable may carry a constraint:
 
 Anonymous sizes (`AnySize`) stand for sizes known only at run time; they
 unify with every size without binding anything, and the interpreter checks
-them when the program runs.
+them when the program runs.  Existential sizes (`existential_size`, where
+Futhark's rules say a size is new and unknown, as the result of `++`) are
+rigid names instead: they equal no other size.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 from futgen.errors import Loc
 from futgen.frontend.types import (
+    EXISTENTIAL_PREFIX,
     AnySize,
     Array,
     Arrow,
@@ -34,6 +37,7 @@ from futgen.frontend.types import (
     TypeVar,
     array_of,
     nonunique,
+    substitute,
 )
 
 
@@ -74,6 +78,11 @@ class Unifier:
 
     def anonymous_size(self) -> AnySize:
         return AnySize(next(self._counter))
+
+    def existential_size(self) -> SizeVar:
+        """A size only known at run time that is equal to no other size
+        (Futhark's existential size): a rigid name nobody can write."""
+        return SizeVar(f"{EXISTENTIAL_PREFIX}{next(self._counter)}")
 
     # ------------------------------------------------------------ resolution
 
@@ -143,8 +152,11 @@ class Unifier:
                 for (_, a), (_, b) in zip(fs1, fs2):
                     self.unify(a, b, lenient_sizes)
                 return
-            case Arrow(_, p1, r1), Arrow(_, p2, r2):
+            case Arrow(n1, p1, r1), Arrow(n2, p2, r2):
                 self.unify(p1, p2, lenient_sizes)
+                if n1 is not None and n2 is not None and n1 != n2:
+                    # `(k: i64) -> [k]t` is `(n: i64) -> [n]t`.
+                    r2 = substitute(self.zonk(r2), {}, {n2: SizeVar(n1)})
                 self.unify(r1, r2, lenient_sizes)
                 return
         if isinstance(t1, Record) and isinstance(t2, Record):

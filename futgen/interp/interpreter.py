@@ -8,6 +8,11 @@ test inputs because SOACs with scalar functions run vectorised
 Environments are plain dicts (name -> value).  Two hidden keys travel with
 them: GLOBALS, the table of top-level definitions visible at that point,
 and, in vectorised code, LANES/NLANES (see vectorize.py).
+
+Size parameters are bound from the shapes of a function's arguments and,
+for those no argument shows, from the function's instantiated type at the
+use (`_instantiate`), which also binds type parameters (under TYPE_KEY) so
+that an empty array of a type parameter gets its real element type.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from futgen.interp.prims import BINOPS, scalar
 
 GLOBALS = "\0globals"
 _MISSING = object()
+# Environment key prefix of a type parameter bound at a use (`'a`), no Futhark name.
+TYPE_KEY = "'"
 
 
 class _Lazy:
@@ -55,6 +62,9 @@ class Interpreter:
         self.builtins = BUILTINS
         self.vec = Vectorizer(self)
         self._entries: dict[str, tuple[S.ValDecl, dict]] = {}
+        # Function body id -> (checked type, size parameters, type parameters)
+        # for functions with parameters to instantiate at each use.
+        self._generic: dict[int, tuple[T.Type, frozenset, frozenset]] = {}
         self._dispatch = {
             cls: getattr(self, "_eval_" + cls.__name__)
             for cls in (S.Literal, S.Var, S.TupleExp, S.RecordExp, S.ArrayLit, S.Range,
@@ -70,6 +80,7 @@ class Interpreter:
             if d.params:
                 sizes = tuple(p.name for p in d.tparams if isinstance(p, S.SizeParam))
                 genv[d.name] = Closure(d.params, d.body, {GLOBALS: genv}, (), sizes, d.name)
+                self._note_generic(d.body, d.ty, d.tparams)
             else:
                 genv[d.name] = _Lazy(d, genv)
             genv[d.name + "\0decl"] = d
@@ -175,13 +186,18 @@ class Interpreter:
 
     def size_of(self, d: T.Dim, env: dict) -> int:
         """The run-time value of a size in a type (0 if unknown)."""
+        n = self.known_size(d, env)
+        return 0 if n is None else n
+
+    def known_size(self, d: T.Dim, env: dict) -> int | None:
+        """The run-time value of a size in a type, None if unknown here."""
         if isinstance(d, T.SizeConst):
             return d.value
         if isinstance(d, T.SizeVar):
             v = self.lookup(d.name, env)
             if isinstance(v, np.integer | int):
                 return int(v)
-        return 0
+        return None
 
     def sizer(self, env: dict) -> Any:
         return lambda d: self.size_of(d, env)
@@ -200,8 +216,60 @@ class Interpreter:
         if not e.qual:
             v = self.lookup(e.name, env)
             if v is not _MISSING:
-                return v
+                return self._instantiate(v, e.ty, env) if isinstance(v, Closure) else v
         return self.builtin(e.full_name, e.ty, env, e.loc)
+
+    # --------------------------------------------------- instantiation
+
+    def _note_generic(self, body: S.Expr, ty: T.Type | None, tparams: list) -> None:
+        if ty is None or not tparams:
+            return
+        sizes = frozenset(p.name for p in tparams if isinstance(p, S.SizeParam))
+        types = frozenset(p.name for p in tparams if not isinstance(p, S.SizeParam))
+        self._generic[id(body)] = (ty, sizes, types)
+
+    def _instantiate(self, c: Closure, ty: T.Type | None, env: dict) -> Closure:
+        """`c` with its size and type parameters bound as the use's type says.
+
+        Sizes the arguments' shapes do not give (`f [n] (x: i64) : [n]i64`,
+        a size only in a function-typed parameter) and type parameters (the
+        element type of an empty array) come from matching the function's
+        checked type with its instantiated type at the use, evaluated in the
+        use's environment; sizes from arguments still take precedence.
+        """
+        generic = self._generic.get(id(c.body))
+        if generic is None or ty is None:
+            return c
+        gty, snames, tnames = generic
+        sizes: dict[str, T.Dim] = {}
+        types: dict[str, T.Type] = {}
+        _match_type(gty, ty, snames, tnames, sizes, types)
+        extra: dict[str, Any] = {}
+        for n, d in sizes.items():
+            k = self.known_size(d, env)
+            if k is not None:
+                extra[n] = np.int64(k)
+        for n, t in types.items():
+            extra[TYPE_KEY + n] = self.concrete_type(t, env)
+        if not extra:
+            return c
+        return Closure(c.params, c.body, {**c.env, **extra}, c.args, c.sizes, c.name)
+
+    def concrete_type(self, t: T.Type, env: dict) -> T.Type:
+        """`t` with type parameters bound in `env` substituted and its sizes
+        known in `env` made constants (the others anonymous)."""
+        match t:
+            case T.TypeVar(n):
+                return env.get(TYPE_KEY + n, t)
+            case T.Array(elem, shape, u):
+                dims = tuple(T.SizeConst(k) if (k := self.known_size(d, env)) is not None
+                             else T.AnySize(0) for d in shape)
+                return T.array_of(self.concrete_type(elem, env), dims, u)
+            case T.Tuple(es):
+                return T.Tuple(tuple(self.concrete_type(x, env) for x in es))
+            case T.Record(fs):
+                return T.Record(tuple((f, self.concrete_type(x, env)) for f, x in fs))
+        return t
 
     def builtin(self, name: str, ty: Any, env: dict, loc: Loc | None) -> Any:
         b = self.builtins.get(name)
@@ -223,11 +291,13 @@ class Interpreter:
     def _eval_ArrayLit(self, e: S.ArrayLit, env: dict) -> Any:
         elems = [self.eval(x, env) for x in e.elems]
         if elems:
-            shapes = {V.shape_of(x) for x in elems if V.is_array(x)}
+            shapes = {V.shape_signature(x) for x in elems}
             if len(shapes) > 1:
                 raise FutharkError("Cannot create array with elements of different shapes.",
                                    e.loc)
         rt = T.row_type(e.ty) if isinstance(e.ty, T.Array) else None
+        if rt is not None and not elems:
+            rt = self.concrete_type(rt, env)
         return V.stack(elems, rt, self.sizer(env))
 
     def _eval_Range(self, e: S.Range, env: dict) -> Any:
@@ -341,6 +411,8 @@ class Interpreter:
         env = dict(env)
         if e.params:
             env[e.name] = Closure(e.params, e.value, env, (), sizes, e.name)
+            if id(e.value) not in self._generic:
+                self._note_generic(e.value, e.fun_ty, e.tparams)
         else:
             env[e.name] = self.eval(e.value, env)
         return self.eval(e.body, env)
@@ -413,11 +485,38 @@ class Interpreter:
 
     def _eval_Coerce(self, e: S.Coerce, env: dict) -> Any:
         v = self.eval(e.expr, env)
-        check_coercion(v, e.ty, self.sizer(env), e.loc)
+        check_coercion(v, e.ty, lambda d: self.known_size(d, env), e.loc)
         return v
 
 
 # ------------------------------------------------------------ value helpers
+
+
+def _match_type(g: T.Type, t: T.Type, snames: frozenset, tnames: frozenset,
+                sizes: dict[str, T.Dim], types: dict[str, T.Type]) -> None:
+    """Collect what the size parameters `snames` and type parameters `tnames`
+    of the generic type `g` stand for in its instance `t`."""
+    match g, t:
+        case T.TypeVar(n), _ if n in tnames:
+            types.setdefault(n, t)
+        case T.Array(), T.Array() if len(t.shape) >= len(g.shape):
+            for gd, td in zip(g.shape, t.shape):
+                if isinstance(gd, T.SizeVar) and gd.name in snames \
+                        and not isinstance(td, T.AnySize):
+                    sizes.setdefault(gd.name, td)
+            rest = T.array_of(t.elem, t.shape[len(g.shape):])
+            _match_type(g.elem, rest, snames, tnames, sizes, types)
+        case T.Tuple(ges), T.Tuple(tes) if len(ges) == len(tes):
+            for x, y in zip(ges, tes):
+                _match_type(x, y, snames, tnames, sizes, types)
+        case T.Record(gfs), T.Record(tfs):
+            tmap = dict(tfs)
+            for f, x in gfs:
+                if f in tmap:
+                    _match_type(x, tmap[f], snames, tnames, sizes, types)
+        case T.Arrow(_, gp, gr), T.Arrow(_, tp, tr):
+            _match_type(gp, tp, snames, tnames, sizes, types)
+            _match_type(gr, tr, snames, tnames, sizes, types)
 
 
 def _unique(t: T.Type) -> bool:
@@ -664,22 +763,40 @@ def make_range(start: Any, second: Any, end: Any, kind: str, loc: Loc | None) ->
 
 
 def check_coercion(v: Any, t: Any, size_of: Any, loc: Loc | None) -> None:
-    """`e :> t`: the value's shape must match the sizes known in `t`."""
-    if not isinstance(t, T.Array) or not V.is_array(v):
-        return
-    shape = V.shape_of(v)
-    want = []
-    ok = True
-    for d, n in zip(t.shape, shape):
-        if isinstance(d, T.SizeConst) or (isinstance(d, T.SizeVar) and size_of(d) != 0) or \
-                (isinstance(d, T.SizeVar) and n == 0):
-            w = size_of(d)
-            want.append(str(w))
-            ok = ok and w == n
-        else:
-            want.append(str(n))
-    if not ok:  # Futhark's message, with the type's sizes as values
-        tstr = "".join(f"[{w}]" for w in want) + V.type_str(t.elem)
-        have = "][".join(str(n) for n in shape)
-        raise FutharkError(f"Value of (desugared) shape [{have}] cannot match shape of type "
-                           f"\"{tstr}\".", loc)
+    """`e :> t`: the value's shape must match the sizes of `t` known at run
+    time (`size_of(d)` is None for the others), with Futhark's message."""
+    have, want, ok = _coercion_shapes(v, t, size_of)
+    if not ok:  # compiled code's message (core/checked.py), so both say the same
+        raise FutharkError(f"Value of (desugared) shape {have} cannot match shape of type "
+                           f"\"{want}\".", loc)
+
+
+def _coercion_shapes(v: Any, t: Any, size_of: Any) -> tuple[str, str, bool]:
+    """The value's shape, the type with its sizes evaluated, and whether they agree."""
+    if isinstance(t, T.Array) and V.is_array(v):
+        shape = V.shape_of(v)
+        have = want = ""
+        ok = True
+        for d, n in zip(t.shape, shape):
+            w = size_of(d) if not isinstance(d, T.AnySize) else None
+            ok = ok and (w is None or w == n)
+            have += f"[{n}]"
+            want += f"[{n if w is None else w}]"
+        if isinstance(v, V.StructArray):
+            h, w2, ok2 = _coercion_shapes(V.index_all(v), t.elem, size_of)
+            return have + h, want + w2, ok and ok2
+        return have + "".join(f"[{n}]" for n in shape[len(t.shape):]), \
+            want + V.type_str(t.elem), ok
+    parts: list[tuple[str, tuple[str, str, bool]]] = []
+    if isinstance(t, T.Tuple) and isinstance(v, tuple):
+        parts = [("", _coercion_shapes(x, e, size_of)) for x, e in zip(v, t.elems)]
+        open_, close = "(", ")"
+    elif isinstance(t, T.Record) and isinstance(v, dict):
+        parts = [(f"{f}: ", _coercion_shapes(v[f], e, size_of)) for f, e in t.fields if f in v]
+        open_, close = "{", "}"
+    else:
+        return "", str(t), True
+    have = open_ + ", ".join(k + h for k, (h, _, _) in parts) + close
+    want = open_ + ", ".join(k + w for k, (_, w, _) in parts) + close
+    return have, want, all(ok for _, (_, _, ok) in parts)
+

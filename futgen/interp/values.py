@@ -321,6 +321,18 @@ def type_string(v: Value) -> str:
     return type(v).__name__
 
 
+def shape_signature(v: Value) -> Any:
+    """Every array shape inside `v` (through tuples and records): values of
+    one type fit in one array exactly when their signatures are equal."""
+    if isinstance(v, np.ndarray):
+        return v.shape
+    if isinstance(v, StructArray):
+        return (v.shape, shape_signature(index_all(v)))
+    if isinstance(v, tuple | dict):
+        return tuple(shape_signature(x) for x in fields_of(v))
+    return ()
+
+
 def index_all(v: StructArray) -> Value:
     """A representative element type holder: the components with outer dims dropped."""
     comps = []

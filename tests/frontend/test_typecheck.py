@@ -84,7 +84,7 @@ def test_local_function_and_polymorphism():
         ),
         (
             "def main (xs: [3]i32) : [4]i32 = xs",
-            'Sizes "3" and "4" do not match',
+            'Sizes "4" and "3" do not match',
             "t.fut:1:",
         ),
         ("def main (xs: []i32) = xs with [0] = 1", 'Consuming variable "xs"', "t.fut:1:24"),
