@@ -310,6 +310,8 @@ class CudaBackend:
         if math.prod(shape) != x.size:
             raise FutharkError(f"Cannot reshape array of shape {shape_text(x.shape)} "
                                f"to {shape_text(shape)}.", loc)
+        if x.size == 0:  # PyCUDA cannot view an array without memory
+            return self.empty(shape, x.dtype)
         return x.reshape(shape)
 
     def rearrange(self, x: gpuarray.GPUArray, perm: Sequence[int]) -> gpuarray.GPUArray:
