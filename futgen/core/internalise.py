@@ -477,8 +477,10 @@ class Internaliser:
         cond = self.subexp(e.cond, env)
         t = self.subst(e.ty)
         if isinstance(t, T.Arrow):
-            # A choice of functions (Futhark defunctionalises it): a function
-            # whose application chooses, applying the chosen branch's value.
+            # A choice of functions: a function whose application chooses.
+            # The checker rejects such an if as Futhark does; only a value-type
+            # parameter instantiated at a function type still gets here
+            # (Futhark rejects that too; futgen's checker does not yet).
             def choose(args: list[Arg], ret: T.Type) -> V:
                 return self.if_(cond, lambda: self.apply(self.expr(e.then, env), args, e.loc),
                                 lambda: self.apply(self.expr(e.els, env), args, e.loc),
