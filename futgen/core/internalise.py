@@ -15,7 +15,8 @@ gap in one walk over the typed AST, the way Futhark's `Internalise` does:
   is turned into a core `Lambda` by applying the closure to fresh
   parameters; so higher-order arguments are inlined, never passed at run
   time.  Functions in tuples and records are carried the same way; an `if`
-  choosing between functions is a function whose application chooses.
+  choosing between functions (which the checker rejects, as Futhark does,
+  unless a type parameter hides it) is a function whose application chooses.
 * **Polymorphism**: a top-level first-order function becomes one core
   function per instantiation of its type parameters (`Apply` calls it);
   higher-order top-level functions (taking or returning values that hold
