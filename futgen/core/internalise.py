@@ -15,7 +15,8 @@ gap in one walk over the typed AST, the way Futhark's `Internalise` does:
   is turned into a core `Lambda` by applying the closure to fresh
   parameters; so higher-order arguments are inlined, never passed at run
   time.  Functions in tuples and records are carried the same way; an `if`
-  choosing between functions is a function whose application chooses.
+  choosing between functions (which the checker rejects, as Futhark does,
+  unless a type parameter hides it) is a function whose application chooses.
 * **Polymorphism**: a top-level first-order function becomes one core
   function per instantiation of its type parameters (`Apply` calls it);
   higher-order top-level functions (taking or returning values that hold
@@ -429,6 +430,8 @@ class Internaliser:
         return self.apply(result, rest, loc) if rest else result
 
     def _e_Apply(self, e: S.Apply, env: dict[str, V]) -> V:
+        if e.unchecked:  # an assertion inside #[unsafe]: its value only
+            return self.expr(e.args[1], env)
         f = self.expr(e.fn, env)
         args = [(self.expr(a, env), self.subst(a.ty)) for a in e.args]
         self.call_env = env
@@ -475,8 +478,10 @@ class Internaliser:
         cond = self.subexp(e.cond, env)
         t = self.subst(e.ty)
         if isinstance(t, T.Arrow):
-            # A choice of functions (Futhark defunctionalises it): a function
-            # whose application chooses, applying the chosen branch's value.
+            # A choice of functions: a function whose application chooses.
+            # The checker rejects such an if as Futhark does; only a value-type
+            # parameter instantiated at a function type still gets here
+            # (Futhark rejects that too; futgen's checker does not yet).
             def choose(args: list[Arg], ret: T.Type) -> V:
                 return self.if_(cond, lambda: self.apply(self.expr(e.then, env), args, e.loc),
                                 lambda: self.apply(self.expr(e.els, env), args, e.loc),

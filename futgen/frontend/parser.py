@@ -126,6 +126,7 @@ class Parser:
         self.file = file
         self.toks = tokenize(text, file)
         self.i = 0
+        self.unsafe_depth = 0  # inside how many `#[unsafe]`
 
     # ------------------------------------------------------------- helpers
 
@@ -190,7 +191,8 @@ class Parser:
         tok = self.peek()
         k = tok.kind
         if k in ("def", "entry", "let"):
-            d = self.val_decl()
+            with self.attributed(attrs):
+                d = self.val_decl()
             d.attrs = attrs
             return d
         if k == "type":
@@ -215,9 +217,21 @@ class Parser:
             self.unsupported(k, tok)
         self.error("declaration")
 
+    @contextmanager
+    def attributed(self, attrs: list[str]) -> Iterator[None]:
+        """Parse what the attributes `attrs` apply to: `unsafe` marks the
+        assertions written inside (`S.Apply.unchecked`)."""
+        unsafe = "unsafe" in attrs
+        self.unsafe_depth += unsafe
+        try:
+            yield
+        finally:
+            self.unsafe_depth -= unsafe
+
     def attribute(self) -> str:
         """Parse `#[...]` and return its text; futgen ignores attributes'
-        meaning, but records their names on declarations."""
+        meaning but for `unsafe` (see `attributed`), and records their names
+        on declarations."""
         start = self.expect("#[")
         depth = 0
         parts: list[str] = []
@@ -655,12 +669,11 @@ class Parser:
             self.advance()
             cond = self.atom()
             body = self.exp()
-            return S.Apply(
-                S.Var("assert", loc=self.loc(tok)), [cond, body], loc=self.loc(tok)
-            )
+            return S.Apply(S.Var("assert", loc=self.loc(tok)), [cond, body],
+                           loc=self.loc(tok), unchecked=self.unsafe_depth > 0)
         if k == "#[":
-            self.attribute()
-            return self.exp()
+            with self.attributed([self.attribute()]):
+                return self.exp()
         if k == "match":
             self.unsupported("match", tok)
         if k == "case":

@@ -333,10 +333,16 @@ class UnOp(Expr):
 
 @dataclass
 class Apply(Expr):
-    """Application by juxtaposition: `f a b` is `Apply(f, [a, b])`."""
+    """Application by juxtaposition: `f a b` is `Apply(f, [a, b])`.
+
+    `unchecked` marks an `assert c e` written inside `#[unsafe]`: compiled
+    code leaves the check out, as Futhark's compilers do (its interpreter,
+    like ours, still checks).
+    """
 
     fn: Expr
     args: list[Expr]
+    unchecked: bool = field(default=False, kw_only=True)
 
 
 @dataclass

@@ -1328,6 +1328,7 @@ class Checker:
                 node.ty = _close_sizes(self.zonk(node.ty), self.u)
             if isinstance(node, S.LetFun):
                 node.fun_ty = self.zonk(node.fun_ty)
+            self._check_order_zero(node)
         d.ty = scheme.type
         self._visited = []
         if self.lookup_var(d.name) is not None and d.name in self.scopes[0].vars:
@@ -1339,6 +1340,17 @@ class Checker:
         )
         if not d.params and not d.tparams and _contains_array(scheme.type):
             info.aliases = frozenset({f"global:{d.name}"})
+
+    def _check_order_zero(self, node: S.Expr) -> None:
+        """Futhark's rule, checked once types are known: an `if` may not
+        return a function (nor a tuple or record holding one), nor may a
+        loop parameter be one."""
+        if isinstance(node, S.If) and _is_higher_order(node.ty):
+            raise self.err(f"If-expression returns type\n  {node.ty}\n"
+                           "but if-results may not be of function type.", node.loc)
+        if isinstance(node, S.Loop) and _is_higher_order(node.ty):
+            raise self.err(f"Loop parameter inferred to have type\n  {node.ty}\n"
+                           "but a loop parameter may not be of function type.", node.pat.loc)
 
     def _check_entry(self, d: S.ValDecl, s: Scheme) -> None:
         # Point-free entries (`entry add = map2 (+)`) take the arrow's parameters.

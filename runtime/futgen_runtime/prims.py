@@ -293,6 +293,10 @@ def convert(x: Val, to: str) -> Val:
     Integer narrowing wraps; widening sign-extends into signed types and
     zero-extends into unsigned ones (`u16.i8 (-128)` is 128); float to integer truncates towards zero and maps NaN and
     infinities to 0; bool converts to 0/1 and numbers to bool by `!= 0`.
+    Futhark leaves out-of-range float to integer conversions unspecified:
+    here a signed target saturates (what its GPU backends do, and what
+    x86 gives for negative values), an unsigned one takes the int64 value
+    wrapped (`u32.f32 (-1)` is 4294967295, as Futhark's tests expect).
     """
     a = np.asarray(x)
     src = DTYPE_PRIMS[a.dtype]
@@ -319,8 +323,18 @@ def _float_to_int(a: np.ndarray, to: str) -> np.ndarray:
         lo = np.clip(np.where(big, 0, t), -(2.0**63), 2.0**63 - 1024).astype(np.int64)
         hi = np.clip(np.where(big, t, 0), 0, 2.0**64 - 2048).astype(np.uint64)
         return np.where(big, hi, lo.astype(np.uint64))
+    if to in SIGNED_INTS:
+        lo, hi = signed_float_bounds(to)
+        return np.clip(t, lo, hi).astype(np.int64).astype(PRIM_DTYPES[to])
     i = np.clip(t, -(2.0**63), 2.0**63 - 1024).astype(np.int64)
     return i.astype(PRIM_DTYPES[to])
+
+
+def signed_float_bounds(to: str) -> tuple[float, float]:
+    """The range a float converted to signed type `to` saturates into: the
+    type's bounds, the upper one of i64 the largest double below 2^63."""
+    info = np.iinfo(PRIM_DTYPES[to])
+    return float(info.min), (2.0**63 - 1024 if to == "i64" else float(info.max))
 
 
 def to_bits(x: Val) -> Val:

@@ -52,6 +52,9 @@ def test_conversions() -> None:
     assert P.convert(np.float32(np.nan), "i32") == 0
     assert P.convert(np.float32(np.inf), "i64") == 0
     assert P.convert(np.float32(-3.7), "i32") == -3
+    assert P.convert(np.float32(-6.9e18), "i32") == -(2**31)  # signed targets saturate
+    assert P.convert(np.float64(1e10), "i16") == 2**15 - 1
+    assert P.convert(np.float32(-1.0), "u32") == 2**32 - 1  # unsigned ones wrap
     assert P.convert(np.int32(300), "i8") == 44
     assert P.convert(np.int8(-1), "u16") == 255  # zero-extends, as Futhark
     assert P.convert(np.uint8(255), "i32") == 255

@@ -19,7 +19,7 @@ import math
 
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Cond, Expr, Lit, Un
 from futgen.codegen.plan import CTYPES
-from futgen.interp.prims import BITS, UNSIGNED_OF
+from futgen.interp.prims import BITS, UNSIGNED_OF, signed_float_bounds
 
 SIGNED = ("i8", "i16", "i32", "i64")
 UNSIGNED = ("u8", "u16", "u32", "u64")
@@ -196,6 +196,10 @@ def convert(src: str, dst: str, x: Expr) -> Expr:
         wide = Cast("double", _widen(src, x))
         if dst == "u64":
             return Call("fut_fptou64", (wide,))
+        if dst in SIGNED:
+            lo, hi = signed_float_bounds(dst)
+            bounds = (_float_literal(lo, "f64"), _float_literal(hi, "f64"))
+            return Cast(ctype(dst), Call("fut_fptosi", (wide, *bounds)))
         return Cast(ctype(dst), Call("fut_fptoi64", (wide,)))
     if src in INTS and dst in INTS:
         if src in SIGNED and dst in UNSIGNED:
@@ -293,14 +297,17 @@ _F16_HELPERS = """\
 }
 """
 
-# Float -> integer: NaN and infinities give 0, truncation towards zero, the
-# value clamped to int64 first (u64 keeps the range up to 2^64), then wrapped
+# Float -> integer: NaN and infinities give 0, truncation towards zero; a
+# signed target saturates (fut_fptosi with its bounds); an unsigned one takes
+# the value clamped to int64 (u64 keeps the range up to 2^64), then wrapped
 # into the target by a cast, exactly as `prims._float_to_int`.
 _CONVERSION_HELPERS = """\
-[[maybe_unused]] static __device__ inline int64_t fut_fptoi64(double x) {
+[[maybe_unused]] static __device__ inline int64_t fut_fptosi(double x, double lo, double hi) {
   if (!isfinite(x)) return 0;
-  double t = fmin(fmax(trunc(x), -9223372036854775808.0), 9223372036854774784.0);
-  return (int64_t)t;
+  return (int64_t)fmin(fmax(trunc(x), lo), hi);
+}
+[[maybe_unused]] static __device__ inline int64_t fut_fptoi64(double x) {
+  return fut_fptosi(x, -9223372036854775808.0, 9223372036854774784.0);
 }
 [[maybe_unused]] static __device__ inline uint64_t fut_fptou64(double x) {
   if (!isfinite(x)) return 0;

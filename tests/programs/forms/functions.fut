@@ -1,6 +1,7 @@
 -- Function values that Futhark compiles: point-free and polymorphic
--- definitions, functions in records returned by functions, size
--- parameters fixed by a function-typed argument, and a choice of functions.
+-- definitions, functions in records returned by functions, and size
+-- parameters fixed by a function-typed argument.  (An if choosing between
+-- functions is rejected, as Futhark rejects it.)
 -- ==
 -- entry: point_free
 -- input { 3 4 } output { 7 [3, 4] }
@@ -12,11 +13,6 @@
 -- ==
 -- entry: size_from_function
 -- input { 3i64 } output { 5i64 }
-
--- ==
--- entry: chosen
--- input { true [1, 2] } output { [2, 3] }
--- input { false [1, 2] } output { [2, 4] }
 
 def plus = (i32.+)
 def twice 'a (f: a -> a) = \(x: a) -> f (f x)
@@ -31,7 +27,3 @@ entry record_of_functions (x: f64) : (f64, i64) =
   in (r.sum [x, 2 * x, 3 * x], r.k)
 entry size_from_function (x: i64) : i64 =
   count (iota (x + 2)) (\_ -> 0, iota (x + 2))
--- A function chosen at run time.
-entry chosen (b: bool) (xs: []i32) : []i32 =
-  let f = if b then (+ 1) else (\x -> x * 2)
-  in map f xs
