@@ -8,6 +8,13 @@ futgen/codegen/RUNTIME_API.md.
 from .args import check_sizes, convert_arg, convert_result
 from .backend import Backend, make_backend
 from .cpu import CpuBackend
+from .errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ArgumentValueError,
+    FutgenError,
+    FutharkError,
+)
 from .layout import (
     Leaf,
     Param,
@@ -16,13 +23,6 @@ from .layout import (
     convert_args,
     convert_results,
     record_class,
-)
-from .errors import (
-    ArgumentError,
-    ArgumentTypeError,
-    ArgumentValueError,
-    FutgenError,
-    FutharkError,
 )
 
 __all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend", "CpuBackend",

@@ -40,7 +40,7 @@ def test_parameters_results_and_point_free_entries():
                                                   "[]{x: f32, y: f32}"]
     assert [str(t) for t in main.results] == ["{x: f32, y: f32}", "*[1](bool, i8)"]
     anon = s["anon"]  # point-free: the arrow's parameter is the entry's
-    assert [str(t) for t in anon.param_types][0] == "{a: f64, b: i32}"
+    assert str(anon.param_types[0]) == "{a: f64, b: i32}"
     assert len(anon.params) == 2 and str(anon.results[0]).endswith("i32")
 
 

@@ -656,8 +656,11 @@ def test_long_let_chain_and_speed() -> None:
     lines = ["def main (x: i32) : i32 ="]
     lines += [f"  let x{i} = x + {i} * 2" for i in range(3000)]
     lines.append("  in x2999")
+    # A deep let chain parses without recursion limits or quadratic work;
+    # the bound is loose, as a loaded CI machine must not fail it (speed is
+    # measured by benchmarks/frontend_speed.py, not by tests).
     start = time.perf_counter()
     prog = parse_program("\n".join(lines), "long.fut")
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 10.0
     d = prog.decls[0]
     assert isinstance(d, S.ValDecl) and isinstance(d.body, S.LetPat)

@@ -120,8 +120,8 @@ def test_local_function_and_polymorphism():
         # loop parameters (Futhark's rules, checked once types are known).
         ("def main (b: bool) (x: i32) = (if b then (+ 1) else (* 2)) x",
          "but if-results may not be of function type.", "t.fut:1:32"),
-        ("def main (b: bool) =\n  let p = \\(q: (i32, i32 -> i32)) -> if b then q else q\n"
-         "  in (p (1, (+ 1))).1 2", "If-expression returns type\n  (i32, i32 -> i32)", "t.fut:2:"),
+        (("def main (b: bool) =\n  let p = \\(q: (i32, i32 -> i32)) -> if b then q else q\n"
+          "  in (p (1, (+ 1))).1 2"), "If-expression returns type\n  (i32, i32 -> i32)", "t.fut:2:"),
         ("def main (n: i32) = (loop f = (+ 1) for i < n do (\\x -> f (x + 1))) 0",
          "but a loop parameter may not be of function type.", "t.fut:1:"),
     ],

@@ -88,8 +88,8 @@ def test_rejected(src: str, message: str) -> None:
         ("def main (xs: []i32) a b = xs[a:b]", "main", "[]i32"),
         # One new size per pair of differing branch sizes; `[]` loop parameters vary.
         (
-            "def main (b: bool) = let (xs, ys) = if b then ([1, 2], [3, 4]) else ([1], [2])\n"
-            "                     in zip xs ys",
+            ("def main (b: bool) = let (xs, ys) = if b then ([1, 2], [3, 4]) else ([1], [2])\n"
+             "                     in zip xs ys"),
             "main",
             "[](i32, i32)",
         ),
