@@ -66,6 +66,9 @@ class Fn:
     ty: T.Type
     arity: int
     impl: Callable[[list[Arg], T.Type], V]
+    # A local size-polymorphic function: itself with the sizes its size
+    # parameters have at a use of the given type in the given environment.
+    at: Callable[[T.Type, dict[str, V]], Fn] | None = None
 
 
 def internalise(prog: S.Program) -> ir.Program:
@@ -222,6 +225,10 @@ class Internaliser:
             env: dict[str, V] = {}
             params, values = [], []
             src_params, src_body = _eta_expanded(d) if entry else (d.params, d.body)
+            for n in self.hidden_sizes(d):
+                params.append(ir.Param(self.fresh(n), ir.Prim("i64")))
+                self.types[params[-1].name] = ir.Prim("i64")
+                env[n] = ir.Var(params[-1].name)
             for p in src_params:
                 ts = self.leaf_types(p.ty, {}, p.loc)
                 names = [ir.Param(self.fresh(_base(p)), _no_sizes(t)) for t in ts]
@@ -240,6 +247,24 @@ class Internaliser:
             self.stms, self.types, self.tsub = saved
         self.functions[key] = ir.Function(name, tuple(params), ret, body, entry)
         return name
+
+    def hidden_sizes(self, d: S.ValDecl) -> list[str]:
+        """The size parameters of `d` that no array parameter has in its type
+        (`def f [n] (x: i64) : [n]i64`): its core function takes them first,
+        as i64 values the caller reads off the type at the use."""
+        shown = {n for p in d.params for n in self._sizes_named(p.ty)}
+        return [tp.name for tp in d.tparams
+                if isinstance(tp, S.SizeParam) and tp.name not in shown]
+
+    def _sizes_named(self, t: T.Type) -> Iterator[str]:
+        """The size names in the array types of a value of type `t`."""
+        t = self.subst(t)
+        comps = self.components(t)
+        if comps is not None:
+            for c in comps:
+                yield from self._sizes_named(c)
+        elif isinstance(t, T.Array):
+            yield from (d.name for d in t.shape if isinstance(d, T.SizeVar))
 
     def bind_sizes(self, wanted: set[str], params: list[S.Pat], env: dict[str, V],
                    rebind: bool, values: list[V] | None = None) -> None:
@@ -338,7 +363,8 @@ class Internaliser:
 
     def _e_Var(self, e: S.Var, env: dict[str, V]) -> V:
         if not e.qual and e.name in env:
-            return env[e.name]
+            v = env[e.name]
+            return v.at(self.subst(e.ty), env) if isinstance(v, Fn) and v.at else v
         if not e.qual and e.name in self.decls:
             return self.global_value(self.decls[e.name], e, env)
         from futgen.core.builtins import builtin
@@ -354,8 +380,7 @@ class Internaliser:
         """
         inst = self.subst(use.ty)
         tsub = _match(self._decl_type(d), inst, {})
-        sizes = {n: se for n, dim in _match_sizes(self._decl_type(d), inst, {}).items()
-                 if n in _size_params(d.tparams) and (se := self.dim(dim, env)) is not None}
+        sizes = self.use_sizes(self._decl_type(d), d.tparams, inst, env)
         if not d.params:
             return self.constant(d, inst, tsub, sizes, use.loc)
         with self.instance(tsub):
@@ -367,12 +392,25 @@ class Internaliser:
 
         def call(args: list[Arg], ret: T.Type) -> V:
             name = self.function(d, tsub)
-            flat = [x for a, _ in args for x in _flatten(a)]
+            with self.instance(tsub):
+                hidden = self.hidden_sizes(d)
+            for n in hidden:
+                if n not in sizes:
+                    raise _unsupported(f"the size parameter [{n}] of {d.name}, not known "
+                                       "at this use", use.loc)
+            flat = [sizes[n] for n in hidden] + [x for a, _ in args for x in _flatten(a)]
             ts = [self.scrub(t) for t in self.leaf_types(ret, {}, use.loc)]
             return self.unflatten(ret, iter(self.bind(ir.Apply(name, tuple(flat), tuple(ts)),
                                                       ts, d.name)))
 
         return Fn(inst, len(d.params), call)
+
+    def use_sizes(self, generic: T.Type, tparams: list[S.TParam], inst: T.Type,
+                  env: dict[str, V]) -> dict[str, V]:
+        """The size parameters of a function of type `generic` that its type
+        `inst` at a use names, as SubExps in the use's environment `env`."""
+        return {n: se for n, dim in _match_sizes(generic, inst, {}).items()
+                if n in _size_params(tparams) and (se := self.dim(dim, env)) is not None}
 
     def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],
                  sizes: dict[str, V], loc: Loc) -> V:
@@ -401,6 +439,9 @@ class Internaliser:
             self.tsub = saved
 
     def _decl_type(self, d: S.ValDecl) -> T.Type:
+        """`d`'s checked type, with its size and type parameters by name."""
+        if d.ty is not None:
+            return d.ty
         t = d.body.ty
         for p in reversed(d.params):
             t = T.Arrow(None, p.ty, t)
@@ -529,14 +570,22 @@ class Internaliser:
         for p in reversed(e.params):
             t = T.Arrow(None, self.subst(p.ty), t)
 
-        def impl(args: list[Arg], _ret: T.Type) -> V:
-            tsub: dict[str, T.Type] = {}
-            for p, (_, at) in zip(e.params, args):
-                _match(p.ty, at, tsub)
-            return self.inline(e, args, tsub, captured)
+        def local(sizes: dict[str, V]) -> Fn:
+            def impl(args: list[Arg], _ret: T.Type) -> V:
+                tsub: dict[str, T.Type] = {}
+                for p, (_, at) in zip(e.params, args):
+                    _match(p.ty, at, tsub)
+                return self.inline(e, args, tsub, {**captured, **sizes})
+
+            return Fn(t, len(e.params), impl, at)
+
+        def at(inst: T.Type, use_env: dict[str, V]) -> Fn:
+            if e.fun_ty is None:
+                return local({})
+            return local(self.use_sizes(e.fun_ty, e.tparams, inst, use_env))
 
         inner = dict(env)
-        inner[e.name] = Fn(t, len(e.params), impl)
+        inner[e.name] = local({})
         return self.expr(e.body, inner)
 
     def _e_Lambda(self, e: S.Lambda, env: dict[str, V]) -> V:

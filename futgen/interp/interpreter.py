@@ -213,6 +213,10 @@ class Interpreter:
         return v
 
     def _eval_Var(self, e: S.Var, env: dict) -> Any:
+        if not e.qual and e.name not in env:
+            lz = env.get(GLOBALS, {}).get(e.name)
+            if isinstance(lz, _Lazy) and lz.decl.tparams and lz.decl.ty is not None:
+                return self._sized_constant(lz, e.ty, env)
         if not e.qual:
             v = self.lookup(e.name, env)
             if v is not _MISSING:
@@ -254,6 +258,19 @@ class Interpreter:
         if not extra:
             return c
         return Closure(c.params, c.body, {**c.env, **extra}, c.args, c.sizes, c.name)
+
+    def _sized_constant(self, lz: _Lazy, ty: T.Type | None, env: dict) -> Any:
+        """A constant with size parameters (`def iiota [n] : [n]i64`),
+        evaluated at each use with the sizes the use's type gives them."""
+        d = lz.decl
+        snames = frozenset(p.name for p in d.tparams if isinstance(p, S.SizeParam))
+        sizes: dict[str, T.Dim] = {}
+        if ty is not None:
+            _match_type(d.ty, ty, snames, frozenset(), sizes, {})
+        extra = {n: np.int64(k) for n, dim in sizes.items()
+                 if (k := self.known_size(dim, env)) is not None}
+        with np.errstate(all="ignore"):
+            return self.eval(d.body, {GLOBALS: lz.genv, **extra})
 
     def concrete_type(self, t: T.Type, env: dict) -> T.Type:
         """`t` with type parameters bound in `env` substituted and its sizes
