@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from futgen.core import ir
+from futgen.core.checked import check_params
 from futgen.errors import Loc, UnsupportedFeature
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
@@ -174,24 +175,27 @@ class Internaliser:
         None for a primitive or an array of primitives."""
         return T.components(self.subst(t))
 
-    def leaf_types(self, t: T.Type, env: dict[str, V], loc: Loc | None) -> list[ir.Type]:
-        """The core types of the values representing a source value of type `t`."""
+    def leaf_types(self, t: T.Type, env: dict[str, V], loc: Loc | None,
+                   constants: bool = True) -> list[ir.Type]:
+        """The core types of the values representing a source value of type `t`
+        (sizes naming top-level constants evaluated here unless not `constants`)."""
         t = self.subst(t)
         if isinstance(t, T.Array) and t.elem == T.UNIT:
             # No component arrays would be left to carry the array's length.
             raise _unsupported("arrays of the unit type ()", loc)
         comps = self.components(t)
         if comps is not None:
-            return [x for c in comps for x in self.leaf_types(c, env, loc)]
+            return [x for c in comps for x in self.leaf_types(c, env, loc, constants)]
         match t:
             case T.Scalar(n):
                 return [ir.Prim(n)]
             case T.Array(T.Scalar(n), shape, _):
-                return [ir.ArrayT(n, tuple(self.dim(d, env) for d in shape))]
+                return [ir.ArrayT(n, tuple(self.dim(d, env, constants) for d in shape))]
         raise _unsupported(f"a value of type {t}", loc)
 
-    def dim(self, d: T.Dim, env: dict[str, V]) -> ir.SubExp | None:
-        """A source size as a core SubExp, or None if it is not known here."""
+    def dim(self, d: T.Dim, env: dict[str, V], constants: bool = True) -> ir.SubExp | None:
+        """A source size as a core SubExp, or None if it is not known here; a
+        size naming a top-level constant is evaluated here if `constants`."""
         match d:
             case T.SizeConst(n):
                 return ir.Constant(n, "i64")
@@ -199,6 +203,16 @@ class Internaliser:
                 v = env.get(n)
                 if isinstance(v, ir.Var) and self.types.get(v.name) == ir.Prim("i64"):
                     return v
+                if constants and n not in env and self.size_constant(n) is not None:
+                    d = self.size_constant(n)
+                    return self.constant(d, T.Scalar("i64"), {}, {}, d.loc)
+        return None
+
+    def size_constant(self, name: str) -> S.ValDecl | None:
+        """The top-level i64 constant a size names (`[three]i64`), if any."""
+        d = self.decls.get(name)
+        if d is not None and not d.params and not d.tparams and d.ty == T.Scalar("i64"):
+            return d
         return None
 
     def unflatten(self, t: T.Type, leaves: Iterator[ir.SubExp]) -> V:
@@ -230,7 +244,7 @@ class Internaliser:
                 self.types[params[-1].name] = ir.Prim("i64")
                 env[n] = ir.Var(params[-1].name)
             for p in src_params:
-                ts = self.leaf_types(p.ty, {}, p.loc)
+                ts = self.leaf_types(p.ty, {}, p.loc, constants=False)
                 names = [ir.Param(self.fresh(_base(p)), _no_sizes(t)) for t in ts]
                 params += names
                 for q in names:
@@ -239,10 +253,13 @@ class Internaliser:
                 self.bind_pat(p, values[-1], env)
             self.bind_sizes(_size_params(d.tparams), src_params, env, rebind=True,
                             values=values)
+            check_params(self, src_params, values, env, _size_params(d.tparams), d.loc,
+                         d.name if entry else None)
             self.refine(src_params, env)
             result = self.expr(src_body, env)
             body = ir.Body(tuple(self.stms), tuple(_flatten(result)))
-            ret = tuple(_no_sizes(t) for t in self.leaf_types(src_body.ty, {}, d.loc))
+            ret = tuple(_no_sizes(t) for t in self.leaf_types(src_body.ty, {}, d.loc,
+                                                              constants=False))
         finally:
             self.stms, self.types, self.tsub = saved
         self.functions[key] = ir.Function(name, tuple(params), ret, body, entry)
@@ -279,6 +296,8 @@ class Internaliser:
             for name, arr, k in self._size_positions(p.ty, v):
                 if name in env and not (rebind and name in wanted):
                     continue
+                if name not in wanted and self.size_constant(name) is not None:
+                    continue  # a constant's value, checked (`checked.check_params`)
                 if isinstance(arr, ir.Var):
                     env[name] = self.bind1(ir.ArraySize(arr.name, k), ir.Prim("i64"), name)
                     wanted.discard(name)
@@ -454,8 +473,10 @@ class Internaliser:
             env = dict(env)
             for p, (v, _) in zip(d.params, args):
                 self.bind_pat(p, v, env)
+            values = [v for v, _ in args]
             self.bind_sizes(_size_params(d.tparams), d.params, env, rebind=True,
-                            values=[v for v, _ in args])
+                            values=values)
+            check_params(self, d.params, values, env, _size_params(d.tparams), d.loc)
             return self.expr(d.body if isinstance(d, S.ValDecl) else d.value, env)
 
     def apply(self, f: V, args: list[Arg], loc: Loc) -> V:

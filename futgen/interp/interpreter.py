@@ -104,6 +104,11 @@ class Interpreter:
                             f"given {len(args)}")
         args = [self._check_arg(name, i, t, a) for i, (t, a) in enumerate(zip(ptypes, args))]
         self._check_sizes(name, ptypes, args)
+        env: dict = {GLOBALS: genv}
+        for p, a in zip(d.params, args):
+            self.bind(p, a, env)
+        for p, a in zip(d.params, args):
+            self._check_param(p, a, env, (), name)
         with np.errstate(all="ignore"):
             f = genv[d.name]
             if isinstance(f, _Lazy):
@@ -146,9 +151,47 @@ class Interpreter:
                 for n, v in pat_size_bindings(p, a):
                     if n in c.sizes:
                         env[n] = np.int64(v)
+        for i, p in self._param_checks(c):
+            self._check_param(p, args[i], env, c.sizes, None)
         rest = args[len(c.params):]
         r = self.eval(c.body, env)
         return self.apply(r, *rest) if rest else r
+
+    def _param_checks(self, c: Closure) -> list[tuple[int, S.Pat]]:
+        """The parameters of `c` whose types say sizes their arguments'
+        shapes do not fix: a size naming a value or a constant, a size
+        expression (`(n: i64) (xs: [n]i32)`, `[x + 1]i32`)."""
+        key = ("checks", id(c.body))
+        if key not in self._generic:
+            self._generic[key] = [  # type: ignore[assignment]
+                (i, p) for i, p in enumerate(c.params)
+                if isinstance(p.ty, T.Array) and isinstance(p.ty.elem, T.Scalar)
+                and (any(isinstance(d, T.SizeVar) and d.name not in c.sizes
+                         for d in p.ty.shape) or _dim_exprs(p))]
+        return self._generic[key]  # type: ignore[return-value]
+
+    def _check_param(self, p: S.Pat, v: Any, env: dict, sizes: tuple, entry: str | None) -> None:
+        """Checks what `p`'s type says of the shape of its argument `v`, with
+        compiled code's messages (`core.checked.check_params`)."""
+        t = p.ty
+        if not (isinstance(t, T.Array) and isinstance(t.elem, T.Scalar)) \
+                or not isinstance(v, np.ndarray):
+            return
+        want: list[int | None] = [
+            None if isinstance(d, T.SizeVar) and d.name in sizes else self.known_size(d, env)
+            for d in t.shape]
+        for k, e in _dim_exprs(p):
+            want[k] = int(self.eval(e, env))
+        shape = v.shape[:len(t.shape)]
+        if all(w is None or w == n for w, n in zip(want, shape)):
+            return
+        have = "".join(f"[{n}]" for n in shape)
+        says = "".join(f"[{n if w is None else w}]" for w, n in zip(want, shape))
+        if entry is not None:
+            raise FutharkError(f"{entry}: invalid size: parameter {_pat_name(p)}: {t} has "
+                               f"shape {have} where its type says {says}", p.loc)
+        raise FutharkError(f"Value of (desugared) shape {have} cannot match shape of type "
+                           f"\"{says}{t.elem}\".", p.loc)
 
     def bind(self, p: S.Pat, v: Any, env: dict) -> None:
         """Bind pattern `p` to value `v` in `env` (mutated)."""
@@ -534,6 +577,30 @@ def _match_type(g: T.Type, t: T.Type, snames: frozenset, tnames: frozenset,
         case T.Arrow(_, gp, gr), T.Arrow(_, tp, tr):
             _match_type(gp, tp, snames, tnames, sizes, types)
             _match_type(gr, tr, snames, tnames, sizes, types)
+
+
+def _dim_exprs(p: S.Pat) -> list[tuple[int, S.Expr]]:
+    """(dimension, size expression) for the sizes `p`'s type annotation
+    writes as expressions (`(ys: [x + 1]i32)`)."""
+    while isinstance(p, S.PAscribe) and not isinstance(p.type, (S.TEArray, S.TEUnique)):
+        p = p.pat
+    if not isinstance(p, S.PAscribe):
+        return []
+    out, te, k = [], p.type, 0
+    while isinstance(te, (S.TEArray, S.TEUnique)):
+        if isinstance(te, S.TEUnique):
+            te = te.inner
+            continue
+        if isinstance(te.dim, S.DimExpr):
+            out.append((k, te.dim.expr))
+        te, k = te.elem, k + 1
+    return out
+
+
+def _pat_name(p: S.Pat) -> str:
+    while isinstance(p, S.PAscribe):
+        p = p.pat
+    return p.name if isinstance(p, S.PId) else "_"
 
 
 def _unique(t: T.Type) -> bool:
