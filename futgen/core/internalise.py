@@ -239,7 +239,7 @@ class Internaliser:
             env: dict[str, V] = {}
             params, values = [], []
             src_params, src_body = _eta_expanded(d) if entry else (d.params, d.body)
-            for n in self.hidden_sizes(d):
+            for n in [] if entry else self.hidden_sizes(d):
                 params.append(ir.Param(self.fresh(n), ir.Prim("i64")))
                 self.types[params[-1].name] = ir.Prim("i64")
                 env[n] = ir.Var(params[-1].name)
@@ -251,9 +251,9 @@ class Internaliser:
                     self.types[q.name] = q.type
                 values.append(self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)))
                 self.bind_pat(p, values[-1], env)
-            self.bind_sizes(_size_params(d.tparams), src_params, env, rebind=True,
+            self.bind_sizes(_size_params(d.tparams, d.ty), src_params, env, rebind=True,
                             values=values)
-            check_params(self, src_params, values, env, _size_params(d.tparams), d.loc,
+            check_params(self, src_params, values, env, _size_params(d.tparams, d.ty), d.loc,
                          d.name if entry else None)
             self.refine(src_params, env)
             result = self.expr(src_body, env)
@@ -270,8 +270,8 @@ class Internaliser:
         (`def f [n] (x: i64) : [n]i64`): its core function takes them first,
         as i64 values the caller reads off the type at the use."""
         shown = {n for p in d.params for n in self._sizes_named(p.ty)}
-        return [tp.name for tp in d.tparams
-                if isinstance(tp, S.SizeParam) and tp.name not in shown]
+        return [n for n in [*(tp.name for tp in d.tparams if isinstance(tp, S.SizeParam)),
+                            *T.implicit_size_params(d.ty)] if n not in shown]
 
     def _sizes_named(self, t: T.Type) -> Iterator[str]:
         """The size names in the array types of a value of type `t`."""
@@ -428,8 +428,9 @@ class Internaliser:
                   env: dict[str, V]) -> dict[str, V]:
         """The size parameters of a function of type `generic` that its type
         `inst` at a use names, as SubExps in the use's environment `env`."""
+        names = _size_params(tparams, generic)
         return {n: se for n, dim in _match_sizes(generic, inst, {}).items()
-                if n in _size_params(tparams) and (se := self.dim(dim, env)) is not None}
+                if n in names and (se := self.dim(dim, env)) is not None}
 
     def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],
                  sizes: dict[str, V], loc: Loc) -> V:
@@ -474,9 +475,10 @@ class Internaliser:
             for p, (v, _) in zip(d.params, args):
                 self.bind_pat(p, v, env)
             values = [v for v, _ in args]
-            self.bind_sizes(_size_params(d.tparams), d.params, env, rebind=True,
+            sizes = _size_params(d.tparams, d.ty if isinstance(d, S.ValDecl) else d.fun_ty)
+            self.bind_sizes(sizes, d.params, env, rebind=True,
                             values=values)
-            check_params(self, d.params, values, env, _size_params(d.tparams), d.loc)
+            check_params(self, d.params, values, env, sizes, d.loc)
             return self.expr(d.body if isinstance(d, S.ValDecl) else d.value, env)
 
     def apply(self, f: V, args: list[Arg], loc: Loc) -> V:
@@ -788,8 +790,11 @@ def _type_exp_sizes(te: S.TypeExp, v: V) -> Iterator[tuple[str, V, int]]:
             yield from _type_exp_sizes(t, x)
 
 
-def _size_params(tparams: list[S.TParam]) -> set[str]:
-    return {tp.name for tp in tparams if isinstance(tp, S.SizeParam)}
+def _size_params(tparams: list[S.TParam], ty: T.Type | None) -> set[str]:
+    """The size parameters of a declaration: those it names and those the
+    type checker inferred (`T.implicit_size_params` of its type `ty`)."""
+    return {tp.name for tp in tparams if isinstance(tp, S.SizeParam)} \
+        | set(T.implicit_size_params(ty))
 
 
 def _indexed_type(t: ir.Type, sl: tuple[ir.DimIndex, ...]) -> ir.Type:

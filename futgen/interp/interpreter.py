@@ -78,7 +78,8 @@ class Interpreter:
                 continue
             genv = dict(genv)
             if d.params:
-                sizes = tuple(p.name for p in d.tparams if isinstance(p, S.SizeParam))
+                sizes = tuple(p.name for p in d.tparams if isinstance(p, S.SizeParam)) \
+                    + T.implicit_size_params(d.ty)
                 genv[d.name] = Closure(d.params, d.body, {GLOBALS: genv}, (), sizes, d.name)
                 self._note_generic(d.body, d.ty, d.tparams)
             else:

@@ -18,6 +18,15 @@
 -- entry: twice_hidden
 -- input { 2i64 3i64 } output { [[1i32, 1i32, 1i32], [1i32, 1i32, 1i32]] 6i64 }
 
+-- ==
+-- entry: regroup
+-- input { [[1, 2, 3], [4, 5, 6]] } output { [[3, 4, 5], [6, 7, 8]] }
+-- input { empty([0][2]i32) } output { empty([0][2]i32) }
+
+-- ==
+-- entry: regroup_twice
+-- input { [[1, 2], [3, 4], [5, 6]] } output { [[1, 2], [3, 4], [5, 6]] [[2, 4], [6, 8], [10, 12]] }
+
 def fill [n] (x: i64) : [n]i64 = replicate n x
 
 entry from_result (x: i64) : [x]i64 = fill x
@@ -35,3 +44,11 @@ entry local_sized (m: i64) =
 def grid [a] [b] (v: i32) : ([a][b]i32, i64) = (replicate a (replicate b v), a * b)
 
 entry twice_hidden (a: i64) (b: i64) : ([a][b]i32, i64) = grid 1
+
+-- The sizes of an unannotated parameter, inferred, are the function's
+-- implicit size parameters: the result of `unflatten` has them.
+entry regroup A = flatten A |> map (+ 2i32) |> unflatten
+
+def bump A = flatten A |> map (* 2i32) |> unflatten
+
+entry regroup_twice (xss: [][]i32) = (xss, bump xss)
