@@ -1,5 +1,8 @@
 """Internalisation of the array forms Futhark checks at run time: ranges,
-slices and size coercions (and the sizes given to `iota` and `replicate`).
+slices and size coercions (and the sizes given to `iota` and `replicate`),
+and parameter types that say more of sizes than the arguments' shapes fix
+(`check_params`: `(n: i64) (xs: [n]i32)`, `[three]i64`, `[x + 1]i32`; at
+an entry point with the package's "invalid size" wording).
 
 Each form computes its sizes with scalar statements and guards them with an
 `Assert` whose message template shows the run-time values Futhark's own

@@ -22,12 +22,17 @@ gap in one walk over the typed AST, the way Futhark's `Internalise` does:
   functions), point-free definitions and local functions are inlined.
 * **A-normal form**: every intermediate value gets a statement and a fresh
   `VName`; types come from the type checker's `ty` fields.
-* **Sizes**: an array size the source names (`[n]`, a constant, an i64
-  variable in scope) becomes a SubExp in the core type; a function's size
-  parameters are read from its array parameters (`ArraySize`) at entry, or
-  off the use's type for an inlined function; `let [n] (xs: [n]t)` reads
-  `n` from `xs`.  Ranges, slices and size coercions are checked at run
-  time (`futgen.core.checked`).
+* **Sizes**: an array size the source names (`[n]`, a top-level i64
+  constant, an i64 variable in scope) becomes a SubExp in the core type; a
+  function's size parameters (those written and the inferred ones of
+  `T.implicit_size_params`) are read from its array parameters
+  (`ArraySize`) at entry; those no array parameter has (`def f [n] (x:
+  i64) : [n]i64`) are read off the type at the use: a core function takes
+  them as leading i64 parameters, an inlined or local function and a
+  size-polymorphic constant bind them directly.  `let [n] (xs: [n]t)` reads
+  `n` from `xs`.  Ranges, slices, size coercions and what parameter types
+  say of sizes beyond the arguments' shapes (`(n: i64) (xs: [n]i32)`) are
+  checked at run time (`futgen.core.checked`).
 
 What is not handled raises `UnsupportedFeature("internalisation of ...")`
 with the source location: a missing case must never produce a program
