@@ -77,6 +77,15 @@ class Fn:
     at: Callable[[T.Type, dict[str, V]], Fn] | None = None
 
 
+@dataclass(frozen=True)
+class UnknownSize:
+    """A size parameter of an inlined function that neither the arguments'
+    shapes nor the type at the use give: using it is unsupported."""
+
+    name: str
+    function: str
+
+
 def internalise(prog: S.Program) -> ir.Program:
     """The core IR of every entry point of a type-checked program (and of
     every function they call)."""
@@ -388,6 +397,9 @@ class Internaliser:
     def _e_Var(self, e: S.Var, env: dict[str, V]) -> V:
         if not e.qual and e.name in env:
             v = env[e.name]
+            if isinstance(v, UnknownSize):
+                raise _unsupported(f"the size parameter [{v.name}] of {v.function}, not "
+                                   "known at this use", e.loc)
             return v.at(self.subst(e.ty), env) if isinstance(v, Fn) and v.at else v
         if not e.qual and e.name in self.decls:
             return self.global_value(self.decls[e.name], e, env)
@@ -412,7 +424,7 @@ class Internaliser:
                 or _has_function(self.subst(d.body.ty))
         if higher_order:
             return Fn(inst, len(d.params),
-                      lambda args, _ret: self.inline(d, args, tsub, dict(sizes)))
+                      lambda args, _ret: self.inline(d, args, tsub, {}, sizes))
 
         def call(args: list[Arg], ret: T.Type) -> V:
             name = self.function(d, tsub)
@@ -443,6 +455,8 @@ class Internaliser:
         a value, or (point free, `def plus = (i32.+)`) a function value whose
         body is evaluated, in the instance's types, when it is applied."""
         arity = _arity(inst)
+        sizes = {**{n: UnknownSize(n, d.name) for n in _size_params(d.tparams, d.ty)},
+                 **sizes}
         if not arity:
             with self.instance(tsub):
                 return self.expr(d.body, dict(sizes))
@@ -473,17 +487,19 @@ class Internaliser:
         return t
 
     def inline(self, d: S.ValDecl | S.LetFun, args: list[Arg], tsub: dict[str, T.Type],
-               env: dict[str, V]) -> V:
-        """The body of a function, with its parameters bound to `args`."""
+               env: dict[str, V], sizes: dict[str, V]) -> V:
+        """The body of a function, with its parameters bound to `args` and its
+        size parameters to `sizes` (from the use's type) or to the sizes of
+        the arguments; a size parameter neither gives is `UnknownSize`."""
         with self.instance(tsub):
-            env = dict(env)
+            names = _size_params(d.tparams, d.ty if isinstance(d, S.ValDecl) else d.fun_ty)
+            env = {**env, **{n: UnknownSize(n, d.name) for n in names}, **sizes}
             for p, (v, _) in zip(d.params, args):
                 self.bind_pat(p, v, env)
             values = [v for v, _ in args]
-            sizes = _size_params(d.tparams, d.ty if isinstance(d, S.ValDecl) else d.fun_ty)
-            self.bind_sizes(sizes, d.params, env, rebind=True,
+            self.bind_sizes(names, d.params, env, rebind=True,
                             values=values)
-            check_params(self, d.params, values, env, sizes, d.loc)
+            check_params(self, d.params, values, env, names, d.loc)
             return self.expr(d.body if isinstance(d, S.ValDecl) else d.value, env)
 
     def apply(self, f: V, args: list[Arg], loc: Loc) -> V:
@@ -603,7 +619,7 @@ class Internaliser:
                 tsub: dict[str, T.Type] = {}
                 for p, (_, at) in zip(e.params, args):
                     _match(p.ty, at, tsub)
-                return self.inline(e, args, tsub, {**captured, **sizes})
+                return self.inline(e, args, tsub, captured, sizes)
 
             return Fn(t, len(e.params), impl, at)
 
