@@ -106,10 +106,12 @@ class Interpreter:
         args = [self._check_arg(name, i, t, a) for i, (t, a) in enumerate(zip(ptypes, args))]
         self._check_sizes(name, ptypes, args)
         env: dict = {GLOBALS: genv}
+        sizes = getattr(genv[d.name], "sizes", ())
         for p, a in zip(d.params, args):
             self.bind(p, a, env)
+            env.update((n, np.int64(k)) for n, k in pat_size_bindings(p, a) if n in sizes)
         for p, a in zip(d.params, args):
-            self._check_param(p, a, env, (), name)
+            self._check_param(p, a, env, sizes, name)
         with np.errstate(all="ignore"):
             f = genv[d.name]
             if isinstance(f, _Lazy):

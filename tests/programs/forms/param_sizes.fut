@@ -22,6 +22,11 @@
 -- input { 1i64 [5, 6, 7] } error: size_expr: invalid size: parameter ys: \[\]i32 has shape \[3\] where its type says \[2\]
 
 -- ==
+-- entry: doubled
+-- input { [1, 2, 3, 4] [5, 6] } output { [1, 2, 3, 4, 5, 6] }
+-- input { [1, 2, 3] [5, 6] } error: doubled: invalid size: parameter xs: \[\]i32 has shape \[3\] where its type says \[4\]
+
+-- ==
 -- entry: inner_size_expr
 -- input { 2i64 [1, 2, 3, 4] } output { 10 }
 -- input { 2i64 [1, 2, 3] } error: Value of \(desugared\) shape \[3\] cannot match shape of type "\[4\]i32"\.
@@ -43,6 +48,8 @@ entry value_param (n: i64) (xs: []i32) = sum_n n xs
 entry entry_value_param (n: i64) (xs: [n]i32) : [n]i32 = map (* 2) xs
 
 entry size_expr (x: i64) (ys: [x + 1]i32) = ys[x]
+
+entry doubled [n] (xs: [n * 2]i32) (ys: [n]i32) = xs ++ ys
 
 def total (x: i64) (ys: [x * 2]i32) = i32.sum ys
 
