@@ -1,5 +1,8 @@
 """Internalisation of the array forms Futhark checks at run time: ranges,
-slices and size coercions (and the sizes given to `iota` and `replicate`).
+slices and size coercions (and the sizes given to `iota` and `replicate`),
+and parameter types that say more of sizes than the arguments' shapes fix
+(`check_params`: `(n: i64) (xs: [n]i32)`, `[three]i64`, `[x + 1]i32`; at
+an entry point with the package's "invalid size" wording).
 
 Each form computes its sizes with scalar statements and guards them with an
 `Assert` whose message template shows the run-time values Futhark's own
@@ -291,17 +294,111 @@ def coerce_array(it: Internaliser, x: ir.SubExp, want: list[ir.SubExp | None],
                  loc: Loc) -> ir.SubExp:
     """Array `x` with the sizes `want` (None: keep its own), checked at run
     time with Futhark's message; the result's core type has those sizes."""
+    have = it.type_of(x)
+    assert isinstance(have, ir.ArrayT)
+    target = check_shape(it, x, want, loc)
+    return it.bind1(ir.SubExpOp(x), ir.ArrayT(have.elem, tuple(target)), "coerced")
+
+
+def check_shape(it: Internaliser, x: ir.SubExp, want: list[ir.SubExp | None], loc: Loc,
+                entry: str | None = None, param: str = "") -> list[ir.SubExp]:
+    """Checks that array `x` has the sizes `want` (None: any) and returns
+    them.  The message is Futhark's for a coercion, or, for a parameter
+    `param` of entry point `entry`, the package's "invalid size" message
+    (`futgen_runtime.args.check_sizes`)."""
     sc = Scalars(it)
     have = it.type_of(x)
     assert isinstance(have, ir.ArrayT)
     dims = array_dims(it, x)
     target = [w if w is not None else d for w, d in zip(want, dims)]
     ok = sc.all([sc.cmp("==", d, w) for d, w in zip(dims, target)])
-    shown: list[str | ir.SubExp] = ["Value of (desugared) shape ["]
-    for k, d in enumerate(dims):
-        shown += ["][" if k else "", d]
-    shown.append('] cannot match shape of type "')
-    for w in target:
-        shown += ["[", w, "]"]
-    sc.assert_(ok, [*shown, f'{have.elem}".'], loc)
-    return it.bind1(ir.SubExpOp(x), ir.ArrayT(have.elem, tuple(target)), "coerced")
+    if entry is None:
+        shown: list[str | ir.SubExp] = ["Value of (desugared) shape ", *_shape(dims),
+                                        ' cannot match shape of type "', *_shape(target),
+                                        f'{have.elem}".']
+    else:
+        shown = [f"{entry}: invalid size: parameter {param} has shape ", *_shape(dims),
+                 " where its type says ", *_shape(target)]
+    sc.assert_(ok, shown, loc)
+    return target
+
+
+def _shape(dims: list[ir.SubExp]) -> list[str | ir.SubExp]:
+    """`[d0][d1]...` as message parts."""
+    return [part for d in dims for part in ("[", d, "]")]
+
+
+def check_params(it: Internaliser, params: list[S.Pat], values: list[V], env: dict[str, V],
+                 size_params: set[str], loc: Loc, entry: str | None = None) -> None:
+    """Checks at a function's start what its parameter types say of sizes
+    that the arguments' shapes do not fix: a size naming a value (the `n`
+    of `(n: i64) (xs: [n]i32)`, a constant `[three]i64`), a size expression
+    (`[x + 1]i32`), and arrays given for one type parameter (`x: t` and
+    `y: t`), which must have one shape."""
+    first: dict[str, list[ir.SubExp]] = {}
+    for p, v in zip(params, values):
+        want: dict[ir.VName, list[ir.SubExp | None]] = {}
+        for name, arr, k in it._size_positions(p.ty, v):
+            if name not in size_params and isinstance(arr, ir.Var):
+                n = _named_size(it, name, env)
+                if n is not None:
+                    _want(it, want, arr, k)[k] = n
+        for dim, arr, k in _expr_dims(p, v):
+            if isinstance(arr, ir.Var):
+                _want(it, want, arr, k)[k] = it.i64(dim.expr, env)
+        for arr_name, dims in want.items():
+            check_shape(it, ir.Var(arr_name), dims, p.loc, entry, f"{_pat_name(p)}: {p.ty}")
+        tv = it.subst(p.ty) if isinstance(p.ty, T.TypeVar) else None
+        if isinstance(tv, T.Array):
+            leaves = [x for x in _leaves(v) if isinstance(x, ir.Var)]
+            seen = first.setdefault(p.ty.name, [])
+            if not seen:
+                seen += leaves
+            for x, y in zip(seen, leaves):
+                check_shape(it, y, list(array_dims(it, x)), p.loc)
+
+
+def _want(it: Internaliser, want: dict, arr: ir.Var, k: int) -> list[ir.SubExp | None]:
+    t = it.type_of(arr)
+    assert isinstance(t, ir.ArrayT)
+    return want.setdefault(arr.name, [None] * len(t.shape))
+
+
+def _named_size(it: Internaliser, name: str, env: dict[str, V]) -> ir.SubExp | None:
+    """The value of a size that names a value in scope or a constant."""
+    v = env.get(name)
+    if isinstance(v, ir.Constant) and v.prim == "i64":
+        return v
+    return it.dim(T.SizeVar(name), env)
+
+
+def _expr_dims(p: S.Pat, v: V):
+    """(size expression, array, dimension) for the sizes written as
+    expressions in `p`'s type annotations (`(ys: [x + 1]i32)`)."""
+    match p:
+        case S.PAscribe(inner, te):
+            k = 0
+            while isinstance(te, (S.TEArray, S.TEUnique)):
+                if isinstance(te, S.TEUnique):
+                    te = te.inner
+                    continue
+                if isinstance(te.dim, S.DimExpr) and not isinstance(v, tuple):
+                    yield te.dim, v, k
+                te, k = te.elem, k + 1
+            yield from _expr_dims(inner, v)
+        case S.PTuple(elems) if isinstance(v, tuple) and len(elems) == len(v):
+            for q, x in zip(elems, v):
+                yield from _expr_dims(q, x)
+
+
+def _leaves(v: V) -> list:
+    return [x for c in v for x in _leaves(c)] if isinstance(v, tuple) else [v]
+
+
+def _pat_name(p: S.Pat) -> str:
+    match p:
+        case S.PId(name):
+            return name
+        case S.PAscribe(inner):
+            return _pat_name(inner)
+    return "_"

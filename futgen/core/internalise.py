@@ -23,12 +23,17 @@ gap in one walk over the typed AST, the way Futhark's `Internalise` does:
   functions), point-free definitions and local functions are inlined.
 * **A-normal form**: every intermediate value gets a statement and a fresh
   `VName`; types come from the type checker's `ty` fields.
-* **Sizes**: an array size the source names (`[n]`, a constant, an i64
-  variable in scope) becomes a SubExp in the core type; a function's size
-  parameters are read from its array parameters (`ArraySize`) at entry, or
-  off the use's type for an inlined function; `let [n] (xs: [n]t)` reads
-  `n` from `xs`.  Ranges, slices and size coercions are checked at run
-  time (`futgen.core.checked`).
+* **Sizes**: an array size the source names (`[n]`, a top-level i64
+  constant, an i64 variable in scope) becomes a SubExp in the core type; a
+  function's size parameters (those written and the inferred ones of
+  `T.implicit_size_params`) are read from its array parameters
+  (`ArraySize`) at entry; those no array parameter has (`def f [n] (x:
+  i64) : [n]i64`) are read off the type at the use: a core function takes
+  them as leading i64 parameters, an inlined or local function and a
+  size-polymorphic constant bind them directly.  `let [n] (xs: [n]t)` reads
+  `n` from `xs`.  Ranges, slices, size coercions and what parameter types
+  say of sizes beyond the arguments' shapes (`(n: i64) (xs: [n]i32)`) are
+  checked at run time (`futgen.core.checked`).
 
 What is not handled raises `UnsupportedFeature("internalisation of ...")`
 with the source location: a missing case must never produce a program
@@ -44,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from futgen.core import ir
+from futgen.core.checked import check_params
 from futgen.errors import Loc, UnsupportedFeature
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
@@ -67,6 +73,18 @@ class Fn:
     ty: T.Type
     arity: int
     impl: Callable[[list[Arg], T.Type], V]
+    # A local size-polymorphic function: itself with the sizes its size
+    # parameters have at a use of the given type in the given environment.
+    at: Callable[[T.Type, dict[str, V]], Fn] | None = None
+
+
+@dataclass(frozen=True)
+class UnknownSize:
+    """A size parameter of an inlined function that neither the arguments'
+    shapes nor the type at the use give: using it is unsupported."""
+
+    name: str
+    function: str
 
 
 def internalise(prog: S.Program) -> ir.Program:
@@ -172,24 +190,27 @@ class Internaliser:
         None for a primitive or an array of primitives."""
         return T.components(self.subst(t))
 
-    def leaf_types(self, t: T.Type, env: dict[str, V], loc: Loc | None) -> list[ir.Type]:
-        """The core types of the values representing a source value of type `t`."""
+    def leaf_types(self, t: T.Type, env: dict[str, V], loc: Loc | None,
+                   constants: bool = True) -> list[ir.Type]:
+        """The core types of the values representing a source value of type `t`
+        (sizes naming top-level constants evaluated here unless not `constants`)."""
         t = self.subst(t)
         if isinstance(t, T.Array) and t.elem == T.UNIT:
             # No component arrays would be left to carry the array's length.
             raise _unsupported("arrays of the unit type ()", loc)
         comps = self.components(t)
         if comps is not None:
-            return [x for c in comps for x in self.leaf_types(c, env, loc)]
+            return [x for c in comps for x in self.leaf_types(c, env, loc, constants)]
         match t:
             case T.Scalar(n):
                 return [ir.Prim(n)]
             case T.Array(T.Scalar(n), shape, _):
-                return [ir.ArrayT(n, tuple(self.dim(d, env) for d in shape))]
+                return [ir.ArrayT(n, tuple(self.dim(d, env, constants) for d in shape))]
         raise _unsupported(f"a value of type {t}", loc)
 
-    def dim(self, d: T.Dim, env: dict[str, V]) -> ir.SubExp | None:
-        """A source size as a core SubExp, or None if it is not known here."""
+    def dim(self, d: T.Dim, env: dict[str, V], constants: bool = True) -> ir.SubExp | None:
+        """A source size as a core SubExp, or None if it is not known here; a
+        size naming a top-level constant is evaluated here if `constants`."""
         match d:
             case T.SizeConst(n):
                 return ir.Constant(n, "i64")
@@ -197,6 +218,16 @@ class Internaliser:
                 v = env.get(n)
                 if isinstance(v, ir.Var) and self.types.get(v.name) == ir.Prim("i64"):
                     return v
+                if constants and n not in env and self.size_constant(n) is not None:
+                    d = self.size_constant(n)
+                    return self.constant(d, T.Scalar("i64"), {}, {}, d.loc)
+        return None
+
+    def size_constant(self, name: str) -> S.ValDecl | None:
+        """The top-level i64 constant a size names (`[three]i64`), if any."""
+        d = self.decls.get(name)
+        if d is not None and not d.params and not d.tparams and d.ty == T.Scalar("i64"):
+            return d
         return None
 
     def unflatten(self, t: T.Type, leaves: Iterator[ir.SubExp]) -> V:
@@ -223,24 +254,49 @@ class Internaliser:
             env: dict[str, V] = {}
             params, values = [], []
             src_params, src_body = _eta_expanded(d) if entry else (d.params, d.body)
+            for n in [] if entry else self.hidden_sizes(d):
+                params.append(ir.Param(self.fresh(n), ir.Prim("i64")))
+                self.types[params[-1].name] = ir.Prim("i64")
+                env[n] = ir.Var(params[-1].name)
             for p in src_params:
-                ts = self.leaf_types(p.ty, {}, p.loc)
+                ts = self.leaf_types(p.ty, {}, p.loc, constants=False)
                 names = [ir.Param(self.fresh(_base(p)), _no_sizes(t)) for t in ts]
                 params += names
                 for q in names:
                     self.types[q.name] = q.type
                 values.append(self.unflatten(p.ty, iter(ir.Var(q.name) for q in names)))
                 self.bind_pat(p, values[-1], env)
-            self.bind_sizes(_size_params(d.tparams), src_params, env, rebind=True,
+            self.bind_sizes(_size_params(d.tparams, d.ty), src_params, env, rebind=True,
                             values=values)
+            check_params(self, src_params, values, env, _size_params(d.tparams, d.ty), d.loc,
+                         d.name if entry else None)
             self.refine(src_params, env)
             result = self.expr(src_body, env)
             body = ir.Body(tuple(self.stms), tuple(_flatten(result)))
-            ret = tuple(_no_sizes(t) for t in self.leaf_types(src_body.ty, {}, d.loc))
+            ret = tuple(_no_sizes(t) for t in self.leaf_types(src_body.ty, {}, d.loc,
+                                                              constants=False))
         finally:
             self.stms, self.types, self.tsub = saved
         self.functions[key] = ir.Function(name, tuple(params), ret, body, entry)
         return name
+
+    def hidden_sizes(self, d: S.ValDecl) -> list[str]:
+        """The size parameters of `d` that no array parameter has in its type
+        (`def f [n] (x: i64) : [n]i64`): its core function takes them first,
+        as i64 values the caller reads off the type at the use."""
+        shown = {n for p in d.params for n in self._sizes_named(p.ty)}
+        return [n for n in [*(tp.name for tp in d.tparams if isinstance(tp, S.SizeParam)),
+                            *T.implicit_size_params(d.ty)] if n not in shown]
+
+    def _sizes_named(self, t: T.Type) -> Iterator[str]:
+        """The size names in the array types of a value of type `t`."""
+        t = self.subst(t)
+        comps = self.components(t)
+        if comps is not None:
+            for c in comps:
+                yield from self._sizes_named(c)
+        elif isinstance(t, T.Array):
+            yield from (d.name for d in t.shape if isinstance(d, T.SizeVar))
 
     def bind_sizes(self, wanted: set[str], params: list[S.Pat], env: dict[str, V],
                    rebind: bool, values: list[V] | None = None) -> None:
@@ -255,6 +311,8 @@ class Internaliser:
             for name, arr, k in self._size_positions(p.ty, v):
                 if name in env and not (rebind and name in wanted):
                     continue
+                if name not in wanted and self.size_constant(name) is not None:
+                    continue  # a constant's value, checked (`checked.check_params`)
                 if isinstance(arr, ir.Var):
                     env[name] = self.bind1(ir.ArraySize(arr.name, k), ir.Prim("i64"), name)
                     wanted.discard(name)
@@ -339,7 +397,11 @@ class Internaliser:
 
     def _e_Var(self, e: S.Var, env: dict[str, V]) -> V:
         if not e.qual and e.name in env:
-            return env[e.name]
+            v = env[e.name]
+            if isinstance(v, UnknownSize):
+                raise _unsupported(f"the size parameter [{v.name}] of {v.function}, not "
+                                   "known at this use", e.loc)
+            return v.at(self.subst(e.ty), env) if isinstance(v, Fn) and v.at else v
         if not e.qual and e.name in self.decls:
             return self.global_value(self.decls[e.name], e, env)
         from futgen.core.builtins import builtin
@@ -355,8 +417,7 @@ class Internaliser:
         """
         inst = self.subst(use.ty)
         tsub = _match(self._decl_type(d), inst, {})
-        sizes = {n: se for n, dim in _match_sizes(self._decl_type(d), inst, {}).items()
-                 if n in _size_params(d.tparams) and (se := self.dim(dim, env)) is not None}
+        sizes = self.use_sizes(self._decl_type(d), d.tparams, inst, env)
         if not d.params:
             return self.constant(d, inst, tsub, sizes, use.loc)
         with self.instance(tsub):
@@ -364,16 +425,30 @@ class Internaliser:
                 or _has_function(self.subst(d.body.ty))
         if higher_order:
             return Fn(inst, len(d.params),
-                      lambda args, _ret: self.inline(d, args, tsub, dict(sizes)))
+                      lambda args, _ret: self.inline(d, args, tsub, {}, sizes))
 
         def call(args: list[Arg], ret: T.Type) -> V:
             name = self.function(d, tsub)
-            flat = [x for a, _ in args for x in _flatten(a)]
+            with self.instance(tsub):
+                hidden = self.hidden_sizes(d)
+            for n in hidden:
+                if n not in sizes:
+                    raise _unsupported(f"the size parameter [{n}] of {d.name}, not known "
+                                       "at this use", use.loc)
+            flat = [sizes[n] for n in hidden] + [x for a, _ in args for x in _flatten(a)]
             ts = [self.scrub(t) for t in self.leaf_types(ret, {}, use.loc)]
             return self.unflatten(ret, iter(self.bind(ir.Apply(name, tuple(flat), tuple(ts)),
                                                       ts, d.name)))
 
         return Fn(inst, len(d.params), call)
+
+    def use_sizes(self, generic: T.Type, tparams: list[S.TParam], inst: T.Type,
+                  env: dict[str, V]) -> dict[str, V]:
+        """The size parameters of a function of type `generic` that its type
+        `inst` at a use names, as SubExps in the use's environment `env`."""
+        names = _size_params(tparams, generic)
+        return {n: se for n, dim in _match_sizes(generic, inst, {}).items()
+                if n in names and (se := self.dim(dim, env)) is not None}
 
     def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],
                  sizes: dict[str, V], loc: Loc) -> V:
@@ -381,6 +456,8 @@ class Internaliser:
         a value, or (point free, `def plus = (i32.+)`) a function value whose
         body is evaluated, in the instance's types, when it is applied."""
         arity = _arity(inst)
+        sizes = {**{n: UnknownSize(n, d.name) for n in _size_params(d.tparams, d.ty)},
+                 **sizes}
         if not arity:
             with self.instance(tsub):
                 return self.expr(d.body, dict(sizes))
@@ -402,20 +479,28 @@ class Internaliser:
             self.tsub = saved
 
     def _decl_type(self, d: S.ValDecl) -> T.Type:
+        """`d`'s checked type, with its size and type parameters by name."""
+        if d.ty is not None:
+            return d.ty
         t = d.body.ty
         for p in reversed(d.params):
             t = T.Arrow(None, p.ty, t)
         return t
 
     def inline(self, d: S.ValDecl | S.LetFun, args: list[Arg], tsub: dict[str, T.Type],
-               env: dict[str, V]) -> V:
-        """The body of a function, with its parameters bound to `args`."""
+               env: dict[str, V], sizes: dict[str, V]) -> V:
+        """The body of a function, with its parameters bound to `args` and its
+        size parameters to `sizes` (from the use's type) or to the sizes of
+        the arguments; a size parameter neither gives is `UnknownSize`."""
         with self.instance(tsub):
-            env = dict(env)
+            names = _size_params(d.tparams, d.ty if isinstance(d, S.ValDecl) else d.fun_ty)
+            env = {**env, **{n: UnknownSize(n, d.name) for n in names}, **sizes}
             for p, (v, _) in zip(d.params, args):
                 self.bind_pat(p, v, env)
-            self.bind_sizes(_size_params(d.tparams), d.params, env, rebind=True,
-                            values=[v for v, _ in args])
+            values = [v for v, _ in args]
+            self.bind_sizes(names, d.params, env, rebind=True,
+                            values=values)
+            check_params(self, d.params, values, env, names, d.loc)
             return self.expr(d.body if isinstance(d, S.ValDecl) else d.value, env)
 
     def apply(self, f: V, args: list[Arg], loc: Loc) -> V:
@@ -534,14 +619,22 @@ class Internaliser:
         for p in reversed(e.params):
             t = T.Arrow(None, self.subst(p.ty), t)
 
-        def impl(args: list[Arg], _ret: T.Type) -> V:
-            tsub: dict[str, T.Type] = {}
-            for p, (_, at) in zip(e.params, args):
-                _match(p.ty, at, tsub)
-            return self.inline(e, args, tsub, captured)
+        def local(sizes: dict[str, V]) -> Fn:
+            def impl(args: list[Arg], _ret: T.Type) -> V:
+                tsub: dict[str, T.Type] = {}
+                for p, (_, at) in zip(e.params, args):
+                    _match(p.ty, at, tsub)
+                return self.inline(e, args, tsub, captured, sizes)
+
+            return Fn(t, len(e.params), impl, at)
+
+        def at(inst: T.Type, use_env: dict[str, V]) -> Fn:
+            if e.fun_ty is None:
+                return local({})
+            return local(self.use_sizes(e.fun_ty, e.tparams, inst, use_env))
 
         inner = dict(env)
-        inner[e.name] = Fn(t, len(e.params), impl)
+        inner[e.name] = local({})
         return self.expr(e.body, inner)
 
     def _e_Lambda(self, e: S.Lambda, env: dict[str, V]) -> V:
@@ -723,8 +816,11 @@ def _type_exp_sizes(te: S.TypeExp, v: V) -> Iterator[tuple[str, V, int]]:
             yield from _type_exp_sizes(t, x)
 
 
-def _size_params(tparams: list[S.TParam]) -> set[str]:
-    return {tp.name for tp in tparams if isinstance(tp, S.SizeParam)}
+def _size_params(tparams: list[S.TParam], ty: T.Type | None) -> set[str]:
+    """The size parameters of a declaration: those it names and those the
+    type checker inferred (`T.implicit_size_params` of its type `ty`)."""
+    return {tp.name for tp in tparams if isinstance(tp, S.SizeParam)} \
+        | set(T.implicit_size_params(ty))
 
 
 def _indexed_type(t: ir.Type, sl: tuple[ir.DimIndex, ...]) -> ir.Type:

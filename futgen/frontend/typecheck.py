@@ -1323,13 +1323,14 @@ class Checker:
             scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
         if d.entry:
             self._check_entry(d, scheme)
+        implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:
             if node.ty is not None:
-                node.ty = _close_sizes(self.zonk(node.ty), self.u)
+                node.ty = _close_sizes(self.zonk(node.ty), self.u, implicit)
             if isinstance(node, S.LetFun):
                 node.fun_ty = self.zonk(node.fun_ty)
             self._check_order_zero(node)
-        d.ty = scheme.type
+        d.ty = _close_sizes(scheme.type, self.u, implicit)
         self._visited = []
         if self.lookup_var(d.name) is not None and d.name in self.scopes[0].vars:
             prev = self.scopes[0].vars[d.name]
@@ -1436,10 +1437,26 @@ def _free_size_vars(t: Type) -> set[str]:
     return set()
 
 
-def _close_sizes(t: Type, u: Unifier) -> Type:
+def _implicit_sizes(d: S.ValDecl, t: Type, free: tuple[str, ...], u: Unifier) -> set[str]:
+    """The inferred sizes (`free`) that declaration `d` of type `t` keeps as
+    implicit size parameters: those its unannotated parameters give and its
+    result has (`def main A = flatten A |> unflatten`).  The others stay
+    anonymous, and so do the sizes of parameters written `[]`, which
+    Futhark takes as distinct."""
+    params = set().union(*(_free_size_vars(u.zonk(p.ty)) for p in d.params
+                           if not isinstance(p, S.PAscribe) and p.ty is not None))
+    for _ in d.params:
+        assert isinstance(t, Arrow)
+        t = t.ret
+    return set(free) & params & _free_size_vars(t)
+
+
+def _close_sizes(t: Type, u: Unifier, keep: set[str] = frozenset()) -> Type:
     """`t` with unresolved inference sizes and size products made anonymous
-    (known at run time): what later stages see."""
-    free = _free_size_vars(t)
+    (known at run time): what later stages see.  The sizes in `keep` are the
+    declaration's implicit size parameters (`def main A = ...` with `A:
+    [?n1][?n2]i32`), which its parameters give and its body may use."""
+    free = _free_size_vars(t) - keep
     if free:
         t = _substitute(t, {}, {n: u.anonymous_size() for n in free})
     return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d) else d)

@@ -223,6 +223,27 @@ def components(t: Type) -> list[Type] | None:
     return None
 
 
+def size_var_names(t: Type) -> set[str]:
+    """The names of the `SizeVar` sizes anywhere in `t`."""
+    match t:
+        case Array(e, shape, _):
+            return {d.name for d in shape if isinstance(d, SizeVar)} | size_var_names(e)
+        case Tuple(es):
+            return set().union(*(size_var_names(x) for x in es))
+        case Record(fs):
+            return set().union(*(size_var_names(x) for _, x in fs))
+        case Arrow(_, p, r):
+            return size_var_names(p) | size_var_names(r)
+    return set()
+
+
+def implicit_size_params(t: Type | None) -> tuple[str, ...]:
+    """The size parameters the type checker gave a declaration of checked
+    type `t` that its text does not name (`def main A = ...` with `A:
+    [?n1][?n2]i32`): inference names, which start with '?'."""
+    return tuple(sorted(n for n in size_var_names(t) if n.startswith("?"))) if t else ()
+
+
 def substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:
     """`t` with type variables and sizes replaced (by name); an arrow's
     parameter name shadows a size of that name in its result."""

@@ -78,7 +78,8 @@ class Interpreter:
                 continue
             genv = dict(genv)
             if d.params:
-                sizes = tuple(p.name for p in d.tparams if isinstance(p, S.SizeParam))
+                sizes = tuple(p.name for p in d.tparams if isinstance(p, S.SizeParam)) \
+                    + T.implicit_size_params(d.ty)
                 genv[d.name] = Closure(d.params, d.body, {GLOBALS: genv}, (), sizes, d.name)
                 self._note_generic(d.body, d.ty, d.tparams)
             else:
@@ -104,6 +105,13 @@ class Interpreter:
                             f"given {len(args)}")
         args = [self._check_arg(name, i, t, a) for i, (t, a) in enumerate(zip(ptypes, args))]
         self._check_sizes(name, ptypes, args)
+        env: dict = {GLOBALS: genv}
+        sizes = getattr(genv[d.name], "sizes", ())
+        for p, a in zip(d.params, args):
+            self.bind(p, a, env)
+            env.update((n, np.int64(k)) for n, k in pat_size_bindings(p, a) if n in sizes)
+        for p, a in zip(d.params, args):
+            self._check_param(p, a, env, sizes, name)
         with np.errstate(all="ignore"):
             f = genv[d.name]
             if isinstance(f, _Lazy):
@@ -146,9 +154,47 @@ class Interpreter:
                 for n, v in pat_size_bindings(p, a):
                     if n in c.sizes:
                         env[n] = np.int64(v)
+        for i, p in self._param_checks(c):
+            self._check_param(p, args[i], env, c.sizes, None)
         rest = args[len(c.params):]
         r = self.eval(c.body, env)
         return self.apply(r, *rest) if rest else r
+
+    def _param_checks(self, c: Closure) -> list[tuple[int, S.Pat]]:
+        """The parameters of `c` whose types say sizes their arguments'
+        shapes do not fix: a size naming a value or a constant, a size
+        expression (`(n: i64) (xs: [n]i32)`, `[x + 1]i32`)."""
+        key = ("checks", id(c.body))
+        if key not in self._generic:
+            self._generic[key] = [  # type: ignore[assignment]
+                (i, p) for i, p in enumerate(c.params)
+                if isinstance(p.ty, T.Array) and isinstance(p.ty.elem, T.Scalar)
+                and (any(isinstance(d, T.SizeVar) and d.name not in c.sizes
+                         for d in p.ty.shape) or _dim_exprs(p))]
+        return self._generic[key]  # type: ignore[return-value]
+
+    def _check_param(self, p: S.Pat, v: Any, env: dict, sizes: tuple, entry: str | None) -> None:
+        """Checks what `p`'s type says of the shape of its argument `v`, with
+        compiled code's messages (`core.checked.check_params`)."""
+        t = p.ty
+        if not (isinstance(t, T.Array) and isinstance(t.elem, T.Scalar)) \
+                or not isinstance(v, np.ndarray):
+            return
+        want: list[int | None] = [
+            None if isinstance(d, T.SizeVar) and d.name in sizes else self.known_size(d, env)
+            for d in t.shape]
+        for k, e in _dim_exprs(p):
+            want[k] = int(self.eval(e, env))
+        shape = v.shape[:len(t.shape)]
+        if all(w is None or w == n for w, n in zip(want, shape)):
+            return
+        have = "".join(f"[{n}]" for n in shape)
+        says = "".join(f"[{n if w is None else w}]" for w, n in zip(want, shape))
+        if entry is not None:
+            raise FutharkError(f"{entry}: invalid size: parameter {_pat_name(p)}: {t} has "
+                               f"shape {have} where its type says {says}", p.loc)
+        raise FutharkError(f"Value of (desugared) shape {have} cannot match shape of type "
+                           f"\"{says}{t.elem}\".", p.loc)
 
     def bind(self, p: S.Pat, v: Any, env: dict) -> None:
         """Bind pattern `p` to value `v` in `env` (mutated)."""
@@ -213,6 +259,10 @@ class Interpreter:
         return v
 
     def _eval_Var(self, e: S.Var, env: dict) -> Any:
+        if not e.qual and e.name not in env:
+            lz = env.get(GLOBALS, {}).get(e.name)
+            if isinstance(lz, _Lazy) and lz.decl.tparams and lz.decl.ty is not None:
+                return self._sized_constant(lz, e.ty, env)
         if not e.qual:
             v = self.lookup(e.name, env)
             if v is not _MISSING:
@@ -254,6 +304,19 @@ class Interpreter:
         if not extra:
             return c
         return Closure(c.params, c.body, {**c.env, **extra}, c.args, c.sizes, c.name)
+
+    def _sized_constant(self, lz: _Lazy, ty: T.Type | None, env: dict) -> Any:
+        """A constant with size parameters (`def iiota [n] : [n]i64`),
+        evaluated at each use with the sizes the use's type gives them."""
+        d = lz.decl
+        snames = frozenset(p.name for p in d.tparams if isinstance(p, S.SizeParam))
+        sizes: dict[str, T.Dim] = {}
+        if ty is not None:
+            _match_type(d.ty, ty, snames, frozenset(), sizes, {})
+        extra = {n: np.int64(k) for n, dim in sizes.items()
+                 if (k := self.known_size(dim, env)) is not None}
+        with np.errstate(all="ignore"):
+            return self.eval(d.body, {GLOBALS: lz.genv, **extra})
 
     def concrete_type(self, t: T.Type, env: dict) -> T.Type:
         """`t` with type parameters bound in `env` substituted and its sizes
@@ -517,6 +580,30 @@ def _match_type(g: T.Type, t: T.Type, snames: frozenset, tnames: frozenset,
         case T.Arrow(_, gp, gr), T.Arrow(_, tp, tr):
             _match_type(gp, tp, snames, tnames, sizes, types)
             _match_type(gr, tr, snames, tnames, sizes, types)
+
+
+def _dim_exprs(p: S.Pat) -> list[tuple[int, S.Expr]]:
+    """(dimension, size expression) for the sizes `p`'s type annotation
+    writes as expressions (`(ys: [x + 1]i32)`)."""
+    while isinstance(p, S.PAscribe) and not isinstance(p.type, (S.TEArray, S.TEUnique)):
+        p = p.pat
+    if not isinstance(p, S.PAscribe):
+        return []
+    out, te, k = [], p.type, 0
+    while isinstance(te, (S.TEArray, S.TEUnique)):
+        if isinstance(te, S.TEUnique):
+            te = te.inner
+            continue
+        if isinstance(te.dim, S.DimExpr):
+            out.append((k, te.dim.expr))
+        te, k = te.elem, k + 1
+    return out
+
+
+def _pat_name(p: S.Pat) -> str:
+    while isinstance(p, S.PAscribe):
+        p = p.pat
+    return p.name if isinstance(p, S.PId) else "_"
 
 
 def _unique(t: T.Type) -> bool:

@@ -76,3 +76,13 @@ def test_unsupported_constructs_name_feature_and_location(source: str, feature: 
         internalise(check_source(source, "bad.fut"))
     assert feature in info.value.feature
     assert info.value.loc is not None and info.value.loc.line == line
+
+
+def test_size_parameter_no_argument_or_type_gives_is_unsupported_where_used() -> None:
+    src = """
+def f [n] (_: [n]i32 -> i32) : i64 = n + 1
+entry main (xs: []i32) = filter (> 0) xs |> \\ys -> f (\\(_: [length ys]i32) -> 0)
+"""
+    with pytest.raises(UnsupportedFeature, match=r"size parameter \[n\] of f, not known") as e:
+        internalise(check_source(src, "t.fut"))
+    assert (e.value.loc.line, e.value.loc.col) == (2, 38)

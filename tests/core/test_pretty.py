@@ -18,33 +18,36 @@ entry main (n: i64) (xs: [n]i32) : ([n]i32, i32) =
 EXPECTED = """\
 entry fun main(n_0: i64, xs_1: [?]i32) : ([?]i32, i32) =
 {
-  let (map_6: [n_0]i32) =
+  let (n_2: i64) = size xs_1 0
+  let (c_3: bool) = ==.i64 n_2 n_0
+  let (check_4: bool) = assert c_3 'main: invalid size: parameter xs: [n]i32 has shape [{0}] where its type says [{1}]' (n_2, n_0)
+  let (map_9: [n_0]i32) =
     screma n_0 (xs_1)
       map
-        \\(x_2: i32) : (i32) ->
+        \\(x_5: i32) : (i32) ->
         {
-          let (twice_5: i32) = apply twice(x_2)
-          in (twice_5)
+          let (twice_8: i32) = apply twice(x_5)
+          in (twice_8)
         }
-  let (c_7: bool) = ==.i64 n_0 0i64
-  let (if_9: i32) =
-    if c_7 : (i32)
+  let (c_10: bool) = ==.i64 n_0 0i64
+  let (if_12: i32) =
+    if c_10 : (i32)
     then
     {
       in (0i32)
     }
     else
     {
-      let (elem_8: i32) = map_6[0i64]
-      in (elem_8)
+      let (elem_11: i32) = map_9[0i64]
+      in (elem_11)
     }
-  in (map_6, if_9)
+  in (map_9, if_12)
 }
 
-fun twice(x_3: i32) : (i32) =
+fun twice(x_6: i32) : (i32) =
 {
-  let (x_4: i32) = *.i32 x_3 2i32
-  in (x_4)
+  let (x_7: i32) = *.i32 x_6 2i32
+  in (x_7)
 }
 """
 
