@@ -208,9 +208,11 @@ class Internaliser:
                 return [ir.ArrayT(n, tuple(self.dim(d, env, constants) for d in shape))]
         raise _unsupported(f"a value of type {t}", loc)
 
-    def dim(self, d: T.Dim, env: dict[str, V], constants: bool = True) -> ir.SubExp | None:
+    def dim(self, d: T.Dim, env: dict[str, V], constants: bool = True,
+            exprs: bool = False) -> ir.SubExp | None:
         """A source size as a core SubExp, or None if it is not known here; a
-        size naming a top-level constant is evaluated here if `constants`."""
+        size naming a top-level constant is evaluated here if `constants`, a
+        size expression (`B + 1`) if `exprs` and its names are in `env`."""
         match d:
             case T.SizeConst(n):
                 return ir.Constant(n, "i64")
@@ -221,6 +223,14 @@ class Internaliser:
                 if constants and n not in env and self.size_constant(n) is not None:
                     d = self.size_constant(n)
                     return self.constant(d, T.Scalar("i64"), {}, {}, d.loc)
+            case T.SizeProd((left, right)) if exprs:
+                a, b = self.dim(left, env, constants, exprs), self.dim(right, env, constants, exprs)
+                if a is not None and b is not None:
+                    return self.bind1(ir.BinOp("*", "i64", a, b), ir.Prim("i64"), "size")
+            case T.SizeExpr() if exprs:
+                if all(self.dim(T.SizeVar(n), env, constants) is not None
+                       for n in T.size_names(d)):
+                    return self.expr(d.expr, env)
         return None
 
     def size_constant(self, name: str) -> S.ValDecl | None:

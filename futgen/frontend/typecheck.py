@@ -58,6 +58,7 @@ from futgen.frontend.types import (
     Record,
     Scalar,
     SizeConst,
+    SizeExpr,
     SizeProd,
     SizeVar,
     Tuple,
@@ -731,20 +732,19 @@ class Checker:
 
     def size_of_expr(self, e: S.Expr) -> Dim | None:
         """The size an expression denotes, when the type system can name it:
-        an integer literal, a variable in scope, or a product of those."""
+        an integer literal, a variable in scope, a product of those, or an
+        integer expression of them (`B + 1`)."""
         if isinstance(e, S.Literal) and e.kind == "int":
             return SizeConst(int(e.value))
         if isinstance(e, S.Var) and not e.qual and self.lookup_var(e.name) is not None:
             return SizeVar(e.name)
-        if isinstance(e, S.BinOp) and e.op == "*":
+        if isinstance(e, S.BinOp) and e.op in ("*", "+", "-"):
             left, right = self.size_of_expr(e.lhs), self.size_of_expr(e.rhs)
-            if left is not None and right is not None:
-                factors = [
-                    f
-                    for side in (left, right)
-                    for f in (side.factors if isinstance(side, SizeProd) else (side,))
-                ]
-                return SizeProd(tuple(factors))
+            if left is None or right is None:
+                return None
+            if e.op == "*":
+                return SizeProd((left, right))
+            return SizeExpr(f"{_size_text(left)} {e.op} {_size_text(right, e.op == '-')}", e)
         return None
 
     def _result_aliases(self, res: Type, arg_aliases: list[Alias]) -> Alias:
@@ -1326,7 +1326,10 @@ class Checker:
         implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:
             if node.ty is not None:
-                node.ty = _close_sizes(self.zonk(node.ty), self.u, implicit)
+                # Patterns' sizes are checked at run time (parameters on
+                # entry), so only what the program wrote stays in them.
+                node.ty = _close_sizes(self.zonk(node.ty), self.u, implicit,
+                                       exprs=isinstance(node, S.Expr))
             if isinstance(node, S.LetFun):
                 node.fun_ty = self.zonk(node.fun_ty)
             self._check_order_zero(node)
@@ -1451,20 +1454,29 @@ def _implicit_sizes(d: S.ValDecl, t: Type, free: tuple[str, ...], u: Unifier) ->
     return set(free) & params & _free_size_vars(t)
 
 
-def _close_sizes(t: Type, u: Unifier, keep: set[str] = frozenset()) -> Type:
+def _close_sizes(t: Type, u: Unifier, keep: set[str] = frozenset(),
+                 exprs: bool = False) -> Type:
     """`t` with unresolved inference sizes and size products made anonymous
     (known at run time): what later stages see.  The sizes in `keep` are the
     declaration's implicit size parameters (`def main A = ...` with `A:
-    [?n1][?n2]i32`), which its parameters give and its body may use."""
+    [?n1][?n2]i32`), which its parameters give and its body may use.  Size
+    expressions stay in the types of expressions (`exprs`), where the scope
+    they name is the one of the use."""
     free = _free_size_vars(t) - keep
     if free:
         t = _substitute(t, {}, {n: u.anonymous_size() for n in free})
-    return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d) else d)
+    return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d, exprs) else d)
 
 
-def _is_unnamed(d: Dim) -> bool:
-    """A size later stages cannot refer to by a variable: a product or an existential."""
-    return isinstance(d, SizeProd) or (
+def _size_text(d: Dim, operand_of_minus: bool = False) -> str:
+    """`d` as an operand of `+` or `-`: a sum right of `-` needs parentheses."""
+    return f"({d})" if operand_of_minus and isinstance(d, SizeExpr) else str(d)
+
+
+def _is_unnamed(d: Dim, exprs: bool = False) -> bool:
+    """A size later stages cannot refer to by a variable: an existential, or
+    (unless `exprs`) a product or a size expression."""
+    return (isinstance(d, SizeProd | SizeExpr) and not exprs) or (
         isinstance(d, SizeVar) and d.name.startswith(EXISTENTIAL_PREFIX)
     )
 

@@ -8,14 +8,14 @@ These are what the type checker computes and stores in `Expr.ty`:
            | Record(fields)                    {f1: t1, ...}, fields sorted by name
            | Arrow(param_name, param, ret)     (x: t1) -> t2
            | TypeVar(name)                     a type parameter or inference variable
-    Dim  ::= SizeVar(name) | SizeConst(n) | AnySize(id)
+    Dim  ::= SizeVar(name) | SizeConst(n) | AnySize(id) | SizeProd | SizeExpr(text)
 
 Types are immutable and hashable.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -73,20 +73,59 @@ class AnySize:
 
 @dataclass(frozen=True, slots=True)
 class SizeProd:
-    """A size written as a product of sizes, `[n * m]`.
+    """A size written as a product, `[n * m]`, kept as written: `n * m * l`
+    is `(n * m) * l`, so it matches `(2 * 5) * (n * m)` factor by factor, as
+    in Futhark.
 
-    Only the type checker sees these: they let `unflatten` learn `n` and `m`
-    from an argument of type `[n * m]t`.  Checked types reaching later stages
-    hold the product as an anonymous size instead.
+    It lets `unflatten` learn `n` and `m` from an argument of type `[n * m]t`.
+    Types of expressions keep it (later stages multiply the factors at the
+    use); declarations' types hold it as an anonymous size.
     """
 
     factors: tuple[Dim, ...]
 
     def __str__(self) -> str:
-        return " * ".join(map(str, self.factors))
+        left, right = self.factors
+        return f"{_operand(left, False)} * {_operand(right, True)}"
 
 
-Dim = SizeVar | SizeConst | AnySize | SizeProd
+def _operand(d: Dim, right: bool) -> str:
+    """`d` printed as an operand of `*`."""
+    composite = isinstance(d, SizeExpr) or (right and isinstance(d, SizeProd))
+    return f"({d})" if composite else str(d)
+
+
+@dataclass(frozen=True, slots=True)
+class SizeExpr:
+    """A size written as an integer expression over sizes in scope,
+    `replicate ((B + 1) * (B + 1)) 0 |> unflatten : [B + 1][B + 1]i32`.
+
+    Two are the same size when they are written the same (`text`), as in
+    Futhark.  The checker keeps them in the types of expressions, where later
+    stages evaluate `expr` (a typed i64 expression) in the scope of the use to
+    learn a size a function takes from its result type; declarations' types
+    hold them as anonymous sizes.
+    """
+
+    text: str
+    expr: object = field(compare=False, hash=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Dim = SizeVar | SizeConst | AnySize | SizeProd | SizeExpr
+
+
+def size_names(d: SizeExpr) -> set[str]:
+    """The variables a size expression reads: its nodes are binary operators
+    (`lhs`, `rhs`), names and literals (no import of the syntax module here,
+    which depends on this one)."""
+    def walk(e) -> set[str]:
+        if hasattr(e, "lhs"):
+            return walk(e.lhs) | walk(e.rhs)
+        return {e.name} if hasattr(e, "name") else set()
+    return walk(d.expr)
 
 # Names of existential sizes (a SizeVar no program can name); the checked
 # types later stages see have them as anonymous sizes.

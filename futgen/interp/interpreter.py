@@ -25,6 +25,7 @@ from futgen.errors import DataError, FutharkError, Loc
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
 from futgen.frontend.entry import EntrySignature, entry_signature
+from futgen.frontend.types import size_names
 from futgen.interp import values as V
 from futgen.interp.functions import Closure, FunVal, PyFun
 from futgen.interp.prims import BINOPS, scalar
@@ -243,6 +244,12 @@ class Interpreter:
             v = self.lookup(d.name, env)
             if isinstance(v, np.integer | int):
                 return int(v)
+        if isinstance(d, T.SizeProd):
+            left, right = (self.known_size(f, env) for f in d.factors)
+            return None if left is None or right is None else left * right
+        if isinstance(d, T.SizeExpr) and all(
+                isinstance(self.lookup(n, env), np.integer | int) for n in size_names(d)):
+            return int(self.eval(d.expr, env))
         return None
 
     def sizer(self, env: dict) -> Any:
