@@ -55,6 +55,8 @@ class HostCode:
     functions: list[str]  # module-level defs
     entry_functions: dict[str, str]  # entry point name -> method name
     plans: list[KernelPlan] = field(default_factory=list)
+    # Tuning parameters of the plans: name -> (class, default, ancestor path, doc).
+    tuning_params: dict[str, tuple[str, int, tuple[str, ...], str]] = field(default_factory=dict)
 
 
 def _method_name(name: str, k: int) -> str:
@@ -73,16 +75,19 @@ class HostCompiler:
         self.types = _all_types(prog)
         self.name_source = NameSource(prog)
         self.counter = 0
+        self.tuning_params: dict[str, tuple[str, int, tuple[str, ...], str]] = {}
+        self.function_name = ""
 
     def compile(self) -> HostCode:
         methods = [self.function(f) for f in self.prog.functions]
         entries = {f.name: self.names[f.name] for f in self.prog.functions if f.entry}
-        return HostCode(methods, self.functions, entries, self.plans)
+        return HostCode(methods, self.functions, entries, self.plans, self.tuning_params)
 
     def function(self, f: ir.Function) -> str:
         em = Emitter()
         em.depth = 1
         params = ", ".join(["self", "b", *(pyname(p.name) for p in f.params)])
+        self.function_name = f.name
         with em.block(f"def {self.names[f.name]}({params}):"):
             em.line(f'"""The core function {f.name}."""')
             results = self.inline_body(em, f.body)
@@ -222,6 +227,10 @@ class HostCompiler:
             em.line(cpu_call)
             return
         with em.block('if b.kind == "cuda":'):
+            for t in plan.thresholds:
+                name = f"{self.function_name}.{t.key}"
+                self.tuning_params[name] = ("threshold", t.default, (), t.doc)
+                em.line(f"{t.key} = self.tuning.get({name!r}, {t.default})")
             _emit_plan(em, plan, names)
         with em.block("else:"):
             em.line(cpu_call)
@@ -237,12 +246,18 @@ class HostCompiler:
 def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
     """The host side of a kernel plan: allocate, launch in order, bind results."""
     for t in (*plan.temps, *plan.outputs):
-        em.line(f"{t.name} = b.empty({tuple_text([f'int({d})' for d in t.shape])}, "
+        make = "zeros" if t.zeroed else "empty"
+        em.line(f"{t.name} = b.{make}({tuple_text([f'int({d})' for d in t.shape])}, "
                 f"{DTYPES[t.prim]!r})")
     for launch in plan.launches:
         args = ", ".join(_karg(a.kind, a.ctype, a.value) for a in launch.args)
-        em.line(f"b.launch({launch.kernel!r}, int({launch.threads}), {launch.block}, [{args}], "
+        call = (f"b.launch({launch.kernel!r}, int({launch.threads}), {launch.block}, [{args}], "
                 f"{launch.shared_bytes})")
+        if launch.when is None:
+            em.line(call)
+        else:
+            with em.block(f"if {launch.when}:"):
+                em.line(call)
     for name, (kind, temp) in zip(names, plan.results):
         em.line(f"{name} = {temp}" if kind == "array" else f"{name} = b.read_scalar({temp})")
 

@@ -356,8 +356,19 @@ def _render_module(c: Compiled, src_path: str | Path, name: str, version: str,
         futgen_version=futgen_version, backend_default=backend_default,
         entries=c.entries, records=c.records,
         first_entry=c.entries[0]["method"] if c.entries else "main",
-        errors=repr(c.errors), methods=[m.rstrip("\n") for m in c.host.methods],
+        errors=repr(c.errors), tuning_params=_tuning_params_text(c.host.tuning_params),
+        methods=[m.rstrip("\n") for m in c.host.methods],
         functions=[f.rstrip("\n") for f in c.host.functions])
+
+
+def _tuning_params_text(params: dict[str, tuple[str, int, tuple[str, ...], str]]) -> str:
+    """`TUNING_PARAMS` as a literal: name -> {class, default, path, doc}."""
+    if not params:
+        return "{}"
+    rows = [f"    {name!r}: {{'class': {cls!r}, 'default': {default!r}, 'path': {path!r}, "
+            f"'doc': {doc!r}}},"
+            for name, (cls, default, path, doc) in sorted(params.items())]
+    return "{\n" + "\n".join(rows) + "\n}"
 
 
 # ------------------------------------------------------------ kernels images

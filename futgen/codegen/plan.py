@@ -78,6 +78,7 @@ class Temp:
     name: str
     prim: str
     shape: tuple[str, ...]
+    zeroed: bool = False  # counters of the one-pass strategies start at 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,20 @@ class Launch:
     block: int
     args: tuple[KArg, ...]
     shared_bytes: int = 0
+    when: str | None = None  # a host condition (over the plan's thresholds): launch if true
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """A tunable threshold a plan's `when` conditions read by `key`.
+
+    The host binds `key` to the instance's setting of `<function>.<key>`
+    (default `default`) before the launches; `TUNING_PARAMS` lists it.
+    """
+
+    key: str
+    default: int
+    doc: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,3 +122,4 @@ class KernelPlan:
     launches: tuple[Launch, ...]
     results: tuple[tuple[str, str], ...]
     errors: tuple[ErrorSite, ...] = ()
+    thresholds: tuple[Threshold, ...] = ()

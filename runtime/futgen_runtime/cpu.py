@@ -66,6 +66,9 @@ class CpuBackend:
     def empty(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
         return np.empty(tuple(int(n) for n in shape), _dtype(dtype))
 
+    def zeros(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
+        return np.zeros(tuple(int(n) for n in shape), _dtype(dtype))
+
     def iota(self, n: int, start: Any, stride: Any, dtype: Any) -> np.ndarray:
         """`start + i*stride` for i < n, wrapping in `dtype` like Futhark integers."""
         dt = _dtype(dtype)

@@ -259,6 +259,13 @@ class CudaBackend:
         with self._current():
             return self._new(shape, dtype)
 
+    def zeros(self, shape: Sequence[int], dtype: Any) -> gpuarray.GPUArray:
+        with self._current():
+            x = self._new(shape, dtype)
+            if x.nbytes:
+                cuda.memset_d8(x.gpudata, 0, x.nbytes)
+            return x
+
     def iota(self, n: int, start: Any, stride: Any, dtype: Any) -> gpuarray.GPUArray:
         dt = np.dtype(dtype)
         x = self.empty((n,), dt)

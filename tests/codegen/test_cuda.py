@@ -193,28 +193,38 @@ def test_saxpy_plan() -> None:
     assert "for (int64_t" in plan.source and "atomicCAS(failure" in plan.source
 
 
-def test_sum_plan_is_two_pass_with_scalar_result() -> None:
+def test_sum_plan_is_one_pass_with_scalar_result() -> None:
     plan = compile_segop(sum_red(), TYPES, Names())
-    assert len(plan.launches) == 2
-    assert plan.launches[1].threads == "256"
+    (launch,) = plan.launches
+    assert "b.max_grid(256)" in launch.threads and launch.when is None
     (kind, name), = plan.results
     assert kind == "scalar"
     assert next(t for t in plan.temps if t.name == name).shape == ("1",)
-    assert "__syncthreads()" in plan.source
+    # The last block finishes: its counter starts at zero on every call.
+    assert any(t.zeroed and t.prim == "u32" for t in plan.temps)
+    assert "cub::BlockReduce" in plan.source and "atomicInc" in plan.source
 
 
 def test_segmented_red_results() -> None:
     plan = compile_segop(row_sums(), TYPES, Names())
     assert [r[0] for r in plan.results] == ["array", "array"]
+    # Three strategies, each launched when the thresholds on the segment size say.
+    block_t, warp_t = (t.key for t in plan.thresholds)
+    whens = [ln.when for ln in plan.launches]
+    assert whens[0] == f"{block_t} <= m_2"
+    assert whens[1] == f"not ({block_t} <= m_2) and {warp_t} <= m_2"
+    assert whens[2] == f"not ({whens[0]}) and not ({whens[1]})"
     shapes = {t.name: t.shape for t in plan.outputs}
     assert [shapes[r[1]] for r in plan.results] == [("n_1",), ("n_1", "m_2")]
     assert plan.errors[0].message == (
         "Index [{0}, {1}] out of bounds for array of shape [{2}][{3}].")
 
 
-def test_scan_plan_three_kernels() -> None:
+def test_scan_plan_resets_tile_state_then_scans() -> None:
     plan = compile_segop(tuple_scan((var(N),), XS), TYPES, Names())
-    assert len(plan.launches) == 3
+    init, scan = plan.launches
+    assert init.kernel == f"{scan.kernel}_init"
+    assert "cub::TilePrefixCallbackOp" in plan.source
     assert [t.prim for t in plan.outputs] == ["f32", "i64"]
 
 

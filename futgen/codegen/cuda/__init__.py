@@ -75,4 +75,6 @@ def render_kernels_file(plans: Sequence[KernelPlan]) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     template = env.get_template("kernels.cu.j2")
-    return template.render(prelude=kernels_prelude(), kernels=[p.source for p in plans])
+    sources = [p.source for p in plans]
+    return template.render(prelude=kernels_prelude(), kernels=sources,
+                           cub=any("cub::" in s for s in sources))

@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
 from futgen.codegen.cuda.lower import ErrorTable, KernelLowering, c_name
-from futgen.codegen.plan import CTYPES, KernelPlan, Launch, Temp
+from futgen.codegen.plan import CTYPES, KernelPlan, Launch, Temp, Threshold
 from futgen.core import ir
 from futgen.gpu.ir import SegBinOp
 
 BLOCK = 256  # threads per block (Futhark's default_tblock_size)
-GROUPS = 1024  # logical blocks of the two-pass strategies (virtualised over the grid)
 
 TID = Cast("int64_t", Lit("threadIdx.x"))
 BID = Cast("int64_t", Lit("blockIdx.x"))
@@ -58,6 +57,7 @@ class SegCompile:
     outputs: list[Temp] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    thresholds: list[Threshold] = field(default_factory=list)
 
     def lowering(self) -> KernelLowering:
         return KernelLowering(self.types, self.errors, self.fresh)
@@ -76,24 +76,37 @@ class SegCompile:
         (self.outputs if output else self.temps).append(t)
         return t
 
-    def temp(self, base: str, prim: str, size: int) -> Temp:
-        t = Temp(self.fresh(base), prim, (str(size),))
+    def temp(self, base: str, prim: str, size: int | str, zeroed: bool = False) -> Temp:
+        """A temporary of `size` elements (a host expression, or a number)."""
+        t = Temp(self.fresh(base), prim, (str(size),), zeroed)
         self.temps.append(t)
         return t
 
+    def threshold(self, base: str, default: int, doc: str) -> str:
+        """A new tunable threshold; its host variable's name."""
+        key = self.fresh(base)
+        self.thresholds.append(Threshold(key, default, doc))
+        return key
+
+    def add_kernel(self, name: str, source: str, low: KernelLowering, threads: str,
+                   block: int = BLOCK, when: str | None = None) -> None:
+        """Records a kernel rendered elsewhere (a skeleton) and its launch."""
+        self.sources.append(source)
+        self.launches.append(Launch(name, threads, block,
+                                    tuple(a for _, a in low.params.values()), when=when))
+
     def kernel(self, base: str, low: KernelLowering, body: Sequence[Stm], threads: str,
-               block: int = BLOCK) -> None:
+               block: int = BLOCK, when: str | None = None) -> None:
         """Renders a kernel from its body and records its launch."""
         name = self.fresh(base)
         params = tuple(p for p, _ in low.params.values())
-        self.sources.append(render.kernel(imp.Kernel(name, params, tuple(body))))
-        self.launches.append(Launch(name, threads, block,
-                                    tuple(a for _, a in low.params.values())))
+        self.add_kernel(name, render.kernel(imp.Kernel(name, params, tuple(body))), low,
+                        threads, block, when)
 
     def plan(self, results: Sequence[tuple[str, str]]) -> KernelPlan:
         return KernelPlan("\n\n".join(self.sources) + "\n", tuple(self.temps),
                           tuple(self.outputs), tuple(self.launches), tuple(results),
-                          tuple(self.errors.sites))
+                          tuple(self.errors.sites), tuple(self.thresholds))
 
 
 def pointer(low: KernelLowering, t: Temp) -> str:

@@ -1,48 +1,48 @@
-"""SegRed: two-pass reduction for one-dimensional spaces, one thread per segment otherwise.
+"""SegRed: the reduction strategies, as CUDA skeletons (templates/cuda/).
 
-One dimension (Futhark's non-segmented SegRed):
+One dimension (Futhark's non-segmented SegRed): `reduce.cu.j2`, one pass
+with a last-block finish, over a grid of one wave of the device.
 
-1. `GROUPS` logical blocks, virtualised over whatever grid the runtime
-   launches, each own a contiguous chunk of `ceil(n / GROUPS)` elements.
-   Threads fold their elements into an accumulator that starts at the
-   neutral element (strided for commutative operators, a contiguous
-   sub-chunk per thread otherwise, so the order is kept), then the block
-   combines the accumulators with an ordered shared-memory tree and thread
-   0 writes `partials[block]`.
-2. One block folds the `GROUPS` partials the same way and writes the
-   result to a one-element array, read back by the host (`("scalar", temp)`).
+Segmented (the innermost dimension is the segment, the others count the
+segments), three strategies chosen at run time from the segment size `m`
+by two thresholds the tuner can set (`segred_block_<k>`, `segred_warp_<k>`):
 
-Empty chunks give the neutral element, so any length including 0 works.
+* `m >= segred_block`: blocks per segment (`segred_block.cu.j2`), several
+  per segment when the segments are too few to fill the device;
+* else `m >= segred_warp`: a warp per segment (`segred_warp.cu.j2`);
+* else a thread per segment, sequential inside (`per_segment_kernel`),
+  which also serves segmented scans.
 
-Segmented (more than one dimension): one thread per segment reduces its
-row sequentially.  This is correct for every shape but slow for few, long
-segments; the performance issue replaces it with Futhark's
-large/small-segment strategies.
+Map-out values are written by whichever strategy runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from futgen.codegen.cuda import imp
+from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.common import (
     BDIM,
     BID,
     BLOCK,
     GDIM,
-    GROUPS,
     TID,
     SegCompile,
     apply_op,
     decompose,
     early_exit,
-    imin,
     op_types,
     pointer,
     product,
 )
 from futgen.codegen.cuda.imp import Bin, Expr, Lit, Stm
 from futgen.codegen.cuda.lower import KernelLowering
+from futgen.codegen.cuda.skeleton import (
+    ITEMS,
+    kernel_params,
+    operator_slots,
+    render_skeleton,
+)
 from futgen.codegen.plan import CTYPES, KernelPlan, Temp
 from futgen.core import ir
 from futgen.gpu.ir import SegBinOp, SegRed, SegScan, num_red_results
@@ -51,8 +51,8 @@ from futgen.gpu.ir import SegBinOp, SegRed, SegScan, num_red_results
 def compile_segred(sc: SegCompile, op: SegRed) -> KernelPlan:
     """The plan of `let (pat) = segred ...`."""
     if len(op.space.dims) == 1:
-        return _two_pass(sc, op)
-    return _per_segment(sc, op)
+        return _one_pass(sc, op)
+    return _segmented(sc, op)
 
 
 def value_types(op: SegRed | SegScan) -> tuple[list[str], list[str]]:
@@ -109,113 +109,93 @@ def neutrals(low: KernelLowering, ops: Sequence[SegBinOp]) -> list[Expr]:
     return [low.subexp(ne) for o in ops for ne in o.nes]
 
 
-def _two_pass(sc: SegCompile, op: SegRed) -> KernelPlan:
+# Defaults of the strategy thresholds on the segment size (elements).
+BLOCK_PER_SEGMENT = 2048
+WARP_PER_SEGMENT = 16
+
+
+def _one_pass(sc: SegCompile, op: SegRed) -> KernelPlan:
     red, rest = value_types(op)
-    nred = len(red)
     pat = sc.stm.pat
-    partials = [sc.temp("partial", t, GROUPS) for t in red]
+    low = sc.lowering()
+    n = sc.host_dim(op.space.dims[0])
+    grid = f"min(max(1, -(-({n}) // {BLOCK * ITEMS})), b.max_grid({BLOCK}) // 8)"
+    partials = [sc.temp("partial", t, grid) for t in red]
+    counter = sc.temp("done", "u32", 1, zeroed=True)
     results = [sc.temp(f"{p.name.base}_res", t, 1) for p, t in zip(pat, red)]
     mapouts = [sc.array(f"{p.name.base}_mem", t, op.space.dims, output=True)
-               for p, t in zip(pat[nred:], rest)]
-    _stage1(sc, op, red, rest, partials, mapouts)
-    _stage2(sc, op, red, partials, results)
+               for p, t in zip(pat[len(red):], rest)]
+    slots = operator_slots(sc, low, op, red, mapouts, depth=4)
+    name = sc.fresh("reduce")
+    source = render_skeleton(
+        "reduce", name=name, **slots, n=render.expr(low.subexp(op.space.dims[0])),
+        partials=[pointer(low, t) for t in partials], counter=pointer(low, counter),
+        results=[pointer(low, t) for t in results], params=kernel_params(low))
+    sc.add_kernel(name, source, low, f"({grid}) * {BLOCK}")
     return sc.plan([("scalar", t.name) for t in results] +
                    [("array", t.name) for t in mapouts])
 
 
-def _stage1(sc: SegCompile, op: SegRed, red: list[str], rest: list[str],
-            partials: list[Temp], mapouts: list[Temp]) -> None:
-    low = sc.lowering()
-    part_ptrs = [pointer(low, t) for t in partials]
-    out_ptrs = [pointer(low, t) for t in mapouts]
-    ctypes = [CTYPES[t] for t in red]
-    n = low.subexp(op.space.dims[0])
-    names = {k: low.fresh(k) for k in ("per", "vg", "lo", "hi", "i")}
-    per, vg, lo, hi, i = (imp.Var(names[k]) for k in ("per", "vg", "lo", "hi", "i"))
-    shared = [low.fresh("shared") for _ in red]
-    accs = [low.fresh("acc") for _ in red]
-    xs = [low.fresh("x") for _ in red]
-    ys = [low.fresh("y") for _ in rest]
-    nes = neutrals(low, op.ops)
-    elem: list[Stm] = decompose(low, i, op.space.gtids, [n])
-    elem += [imp.Decl(c, x, ne) for c, x, ne in zip(ctypes, xs, nes)]
-    elem += [imp.Decl(CTYPES[t], y) for t, y in zip(rest, ys)]
-    elem += low.region((), op.body, [*xs, *ys], low.fresh("body_failed"))
-    elem += [imp.Store(o, i, imp.Var(y)) for o, y in zip(out_ptrs, ys)]
-    elem += combine(low, op.ops, accs, [imp.Var(x) for x in xs], escape=True)
-    if all(o.commutative for o in op.ops):
-        loop = imp.For("int64_t", names["i"], Bin("+", lo, TID), hi, tuple(elem), BDIM)
-        chunk: list[Stm] = [loop]
-    else:
-        tper, tlo = low.fresh("tper"), low.fresh("tlo")
-        chunk = [imp.Decl("int64_t", tper, Bin("/", Bin("+", per, Bin("-", BDIM, Lit("1"))),
-                                                 BDIM)),
-                 imp.Decl("int64_t", tlo, Bin("+", lo, Bin("*", TID, imp.Var(tper)))),
-                 imp.For("int64_t", names["i"], imp.Var(tlo),
-                         imin(Bin("+", imp.Var(tlo), imp.Var(tper)), hi), tuple(elem))]
-    group: list[Stm] = [
-        imp.Decl("int64_t", names["lo"], Bin("*", vg, per)),
-        imp.Decl("int64_t", names["hi"], imin(Bin("+", lo, per), n)),
-        *[imp.Decl(c, a, ne) for c, a, ne in zip(ctypes, accs, nes)],
-        *chunk,
-        *block_tree(low, op.ops, ctypes, shared, accs),
-        imp.If(Bin("==", TID, Lit("0")),
-               tuple(imp.Store(p, vg, imp.Load(sh, Lit("0")))
-                     for p, sh in zip(part_ptrs, shared))),
-        imp.Sync(),
-    ]
-    body: list[Stm] = [
-        early_exit(barriers=True),
-        *[imp.Shared(c, sh, BLOCK) for c, sh in zip(ctypes, shared)],
-        imp.Decl("int64_t", names["per"],
-                 Bin("/", Bin("+", n, Lit(f"(int64_t){GROUPS - 1}")), Lit(f"(int64_t){GROUPS}"))),
-        imp.For("int64_t", names["vg"], BID, Lit(f"(int64_t){GROUPS}"), tuple(group), GDIM),
-    ]
-    sc.kernel("segred_stage1", low, body, str(GROUPS * BLOCK))
-
-
-def _stage2(sc: SegCompile, op: SegRed, red: list[str], partials: list[Temp],
-            results: list[Temp]) -> None:
-    """One block folds the partials: a contiguous run per thread, then the tree."""
-    low = sc.lowering()
-    part_ptrs = [pointer(low, t) for t in partials]
-    res_ptrs = [pointer(low, t) for t in results]
-    ctypes = [CTYPES[t] for t in red]
-    shared = [low.fresh("shared") for _ in red]
-    accs = [low.fresh("acc") for _ in red]
-    j = low.fresh("j")
-    run = GROUPS // BLOCK
-    lo = Bin("*", TID, Lit(str(run)))
-    fold = combine(low, op.ops, accs, [imp.Load(p, imp.Var(j)) for p in part_ptrs],
-                   escape=True)
-    body: list[Stm] = [
-        early_exit(barriers=True),
-        *[imp.Shared(c, sh, BLOCK) for c, sh in zip(ctypes, shared)],
-        *[imp.Decl(c, a, ne) for c, a, ne in zip(ctypes, accs, neutrals(low, op.ops))],
-        imp.For("int64_t", j, lo, Bin("+", lo, Lit(str(run))), tuple(fold)),
-        *block_tree(low, op.ops, ctypes, shared, accs),
-        imp.If(Bin("==", TID, Lit("0")),
-               tuple(imp.Store(r, Lit("0"), imp.Load(sh, Lit("0")))
-                     for r, sh in zip(res_ptrs, shared))),
-    ]
-    sc.kernel("segred_stage2", low, body, str(BLOCK))
-
-
-def _per_segment(sc: SegCompile, op: SegRed) -> KernelPlan:
-    """One thread per segment (all but the innermost dimension), sequential inside."""
+def _segmented(sc: SegCompile, op: SegRed) -> KernelPlan:
+    """Three strategies, one launched per call, chosen by the segment size."""
     red, rest = value_types(op)
-    nred = len(red)
     pat = sc.stm.pat
     results = [sc.array(f"{p.name.base}_mem", t, op.space.dims[:-1], output=True)
                for p, t in zip(pat, red)]
     mapouts = [sc.array(f"{p.name.base}_mem", t, op.space.dims, output=True)
-               for p, t in zip(pat[nred:], rest)]
-    per_segment_kernel(sc, op, red, rest, results, mapouts, scan=False)
+               for p, t in zip(pat[len(red):], rest)]
+    segments, m = sc.host_product(op.space.dims[:-1]), sc.host_dim(op.space.dims[-1])
+    block_t = sc.threshold("segred_block", BLOCK_PER_SEGMENT,
+                           "segment size from which blocks reduce each segment")
+    warp_t = sc.threshold("segred_warp", WARP_PER_SEGMENT,
+                          "segment size from which a warp reduces each segment")
+    by_blocks = f"{block_t} <= {m}"
+    by_warps = f"not ({by_blocks}) and {warp_t} <= {m}"
+    _blocks_per_segment(sc, op, red, results, mapouts, segments, m, by_blocks)
+    _warp_per_segment(sc, op, red, results, mapouts, segments, by_warps)
+    per_segment_kernel(sc, op, red, rest, results, mapouts, scan=False,
+                       when=f"not ({by_blocks}) and not ({by_warps})")
     return sc.plan([("array", t.name) for t in results] + [("array", t.name) for t in mapouts])
 
 
+def _blocks_per_segment(sc: SegCompile, op: SegRed, red: list[str], results: list[Temp],
+                        mapouts: list[Temp], segments: str, m: str, when: str) -> None:
+    low = sc.lowering()
+    wave = f"(b.max_grid({BLOCK}) // 8)"
+    tiles = f"max(1, -(-({m}) // {BLOCK * ITEMS}))"
+    chunks = sc.fresh("chunks")
+    # Enough chunks per segment to fill one wave, never more than its tiles.
+    chunks_host = f"min({tiles}, max(1, {wave} // max(1, {segments})))"
+    partials = [sc.temp("partial", t, f"({segments}) * ({chunks_host})") for t in red]
+    counters = sc.temp("done", "u32", f"max(1, {segments})", zeroed=True)
+    slots = operator_slots(sc, low, op, red, mapouts, depth=5)
+    name = sc.fresh("segred_block")
+    dims = [render.expr(low.subexp(d)) for d in op.space.dims]
+    chunks_param = low.add_param(chunks, "int64_t", False, chunks_host)
+    source = render_skeleton(
+        "segred_block", name=name, **slots, segments=" * ".join(dims[:-1]), m=dims[-1],
+        chunks=chunks_param, partials=[pointer(low, t) for t in partials],
+        counters=pointer(low, counters), results=[pointer(low, t) for t in results],
+        params=kernel_params(low))
+    sc.add_kernel(name, source, low,
+                  f"min(({segments}) * ({chunks_host}), 8 * {wave}) * {BLOCK}", when=when)
+
+
+def _warp_per_segment(sc: SegCompile, op: SegRed, red: list[str], results: list[Temp],
+                      mapouts: list[Temp], segments: str, when: str) -> None:
+    low = sc.lowering()
+    slots = operator_slots(sc, low, op, red, mapouts, depth=3)
+    name = sc.fresh("segred_warp")
+    dims = [render.expr(low.subexp(d)) for d in op.space.dims]
+    source = render_skeleton(
+        "segred_warp", name=name, **slots, segments=" * ".join(dims[:-1]), m=dims[-1],
+        results=[pointer(low, t) for t in results], params=kernel_params(low))
+    sc.add_kernel(name, source, low, f"({segments}) * 32", when=when)
+
+
 def per_segment_kernel(sc: SegCompile, op: SegRed | SegScan, red: list[str], rest: list[str],
-                       outs: list[Temp], mapouts: list[Temp], *, scan: bool) -> None:
+                       outs: list[Temp], mapouts: list[Temp], *, scan: bool,
+                       when: str | None = None) -> None:
     """The simple segmented strategy: one thread per segment (all but the innermost
     dimension), folding the segment sequentially.  A scan stores every running
     value into `outs` (shaped like the space); a reduction stores the final value
@@ -252,4 +232,4 @@ def per_segment_kernel(sc: SegCompile, op: SegRed | SegScan, red: list[str], res
                 tuple(per_seg), Bin("*", GDIM, BDIM)),
     ]
     name = "segscan_segments" if scan else "segred_segments"
-    sc.kernel(name, low, body, sc.host_product(op.space.dims[:-1]))
+    sc.kernel(name, low, body, sc.host_product(op.space.dims[:-1]), when=when)
