@@ -110,8 +110,8 @@ def neutrals(low: KernelLowering, ops: Sequence[SegBinOp]) -> list[Expr]:
 
 
 # Defaults of the strategy thresholds on the segment size (elements).
-BLOCK_PER_SEGMENT = 2048
-WARP_PER_SEGMENT = 16
+BLOCK_PER_SEGMENT = 8192
+WARP_PER_SEGMENT = 32
 
 
 def _one_pass(sc: SegCompile, op: SegRed) -> KernelPlan:
@@ -210,7 +210,10 @@ def per_segment_kernel(sc: SegCompile, op: SegRed | SegScan, red: list[str], res
     accs = [low.fresh("acc") for _ in red]
     xs = [low.fresh("x") for _ in red]
     ys = [low.fresh("y") for _ in rest]
-    elem: list[Stm] = decompose(low, flat, op.space.gtids, dims)
+    # The segment and the position in it give the indices: no division per element.
+    elem: list[Stm] = decompose(low, imp.Var(seg), op.space.gtids[:-1], dims[:-1])
+    elem.append(imp.Decl("int64_t", low.bind(op.space.gtids[-1], ir.Prim("i64")),
+                         imp.Var(inner), True))
     elem += [imp.Decl(c, x) for c, x in zip(ctypes, xs)]
     elem += [imp.Decl(CTYPES[t], y) for t, y in zip(rest, ys)]
     elem += low.region((), op.body, [*xs, *ys], None)

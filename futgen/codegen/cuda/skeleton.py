@@ -32,6 +32,7 @@ from futgen.codegen.cuda.imp import Lit
 from futgen.codegen.cuda.lower import KernelLowering
 from futgen.codegen.plan import CTYPES, KArg, Temp
 from futgen.codegen.resources import templates_dir
+from futgen.core import ir
 from futgen.gpu.ir import SegBinOp, SegRed, SegScan
 
 ITEMS = 8  # elements per thread per tile: enough independent loads in flight
@@ -116,12 +117,20 @@ def element(sc: SegCompile, low: KernelLowering, op: SegRed | SegScan, vt: Value
             mapouts: Sequence[Temp], depth: int) -> str:
     """The body at flat index `i`: components into `x`, map-out values stored.
 
-    Rendered once per use in a template, so each copy has its own labels.
+    In a segmented space the template also names the `segment` and the
+    position `j` in it, so no element pays for a 64-bit division by the
+    segment size.  Rendered once per use in a template, so each copy has
+    its own labels.
     """
     dims = [low.subexp(d) for d in op.space.dims]
     ys = [sc.fresh("mapped") for _ in mapouts]
     i = imp.Var("i")
-    stms: list[imp.Stm] = decompose(low, i, op.space.gtids, dims)
+    if len(dims) == 1:
+        stms: list[imp.Stm] = decompose(low, i, op.space.gtids, dims)
+    else:
+        stms = decompose(low, imp.Var("segment"), op.space.gtids[:-1], dims[:-1])
+        stms.append(imp.Decl("int64_t", low.bind(op.space.gtids[-1], ir.Prim("i64")),
+                             imp.Var("j"), True))
     stms += [imp.Decl(CTYPES[t.prim], y) for t, y in zip(mapouts, ys)]
     stms += low.region((), op.body, [*(vt.field("x", k) for k in range(len(vt.fields))), *ys],
                        sc.fresh("element_failed"))
