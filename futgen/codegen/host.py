@@ -143,6 +143,8 @@ class HostCompiler:
                 return f"b.iota(int({subexp(n)}), int({subexp(start)}), int({subexp(stride)}), {dt})"
             case ir.Replicate(shape, value):
                 return f"b.replicate({_ints(shape)}, {subexp(value)}, {dt})"
+            case gpu.Scratch(_, shape):
+                return f"b.empty({_ints(shape)}, {dt})"
             case ir.Reshape(arr, shape, loc):
                 return f"b.reshape({pyname(arr)}, {_ints(shape)}, {loc_text(loc)} or None)"
             case ir.Rearrange(arr, perm):

@@ -21,11 +21,18 @@ statement.  The rules, in the spirit of Futhark's moderate flattening
    is left inside the body as a sequential loop: the outer maps already give
    a space of their own (incremental flattening's outermost version; e.g.
    matrix multiplication is a 2-D SegMap whose body is one scalar loop).
-4. **Bodies must be kernel code** (`futgen.gpu.ir`): calls are inlined and
-   inner SOACs become sequential loops (`kernel.KernelBuilder`).  A SOAC
-   whose body would still need an array, and everything that is not a
-   Screma (scatter, hist, iota, replicate, ...), stays on the host as it is,
-   for the host code generator to run there.
+4. **A Screma that cannot be a SegOp gets a second chance** (`interchange`):
+   a redomap whose operator works on arrays is split into its map and its
+   reduction, and a reduction by a map operator becomes row reductions of
+   the transposed input.
+5. **Bodies must be kernel code** (`futgen.gpu.ir`): calls are inlined and
+   inner SOACs become sequential loops (`kernel.KernelBuilder`).  A map's
+   threads may build arrays in thread-private memory when their shapes are
+   known on the host (moderate flattening's "sequential inside" version for
+   bodies such as OptionPricing's path generation); a SOAC whose body would
+   need an array of a size only the thread knows, and everything that is
+   not a Screma (scatter, hist, iota, replicate, ...), stays on the host as
+   it is, for the host code generator to run there.
 
 There are no thresholds and no multi-versioning yet; those come with
 incremental flattening.
@@ -36,6 +43,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from futgen.core import ir
+from futgen.flatten import interchange
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.kernel import KernelBuilder, NotKernel, inline
 from futgen.flatten.names import NameSource, param_types, substitute
@@ -59,10 +67,12 @@ class _Flattener:
     def host_body(self, body: ir.Body) -> ir.Body:
         """Host code with every Screma that can become a SegOp replaced by one."""
         out: list[ir.Stm] = []
+        defs: dict[ir.VName, ir.Exp] = {}
         for stm in fuse_body(body).stms:
+            defs.update((p.name, stm.exp) for p in stm.pat)
             match stm.exp:
                 case ir.Screma():
-                    out += self.segop(stm) or [stm]
+                    out += self.screma(stm, defs)
                 case ir.If(_, then_, else_, _):
                     out.append(replace(stm, exp=replace(
                         stm.exp, then_=self.host_body(then_), else_=self.host_body(else_))))
@@ -72,6 +82,22 @@ class _Flattener:
                 case _:
                     out.append(stm)
         return ir.Body(tuple(out), body.result)
+
+    def screma(self, stm: ir.Stm, defs: dict[ir.VName, ir.Exp]) -> list[ir.Stm]:
+        """The host statements computing Screma `stm`: a SegOp, or SegOps of
+        its parts after a rewrite (`interchange`), or `stm` itself."""
+        ops = self.segop(stm)
+        if ops is not None:
+            return ops
+        parts = (interchange.split(stm, self.names)
+                 or interchange.transpose_reduce(stm, defs, self.names))
+        if parts is None:
+            return [stm]
+        out: list[ir.Stm] = []
+        for part in parts:
+            defs.update((p.name, part.exp) for p in part.pat)
+            out += self.screma(part, defs) if isinstance(part.exp, ir.Screma) else [part]
+        return out
 
     def segop(self, stm: ir.Stm) -> list[ir.Stm] | None:
         """The host statements (hoisted ones, then the SegOp) computing `stm`,
@@ -114,14 +140,17 @@ class _Flattener:
                    for o in ops for ne in o.nes):
                 raise NotKernel("a neutral element computed by the thread")
             body = kb.body(e.map_lam.body)
+            if kb.private:
+                raise NotKernel("a reduction or scan whose threads need private arrays")
             ret = self._scalar_ret(e.map_lam)
             kind = SegScan if e.scans else SegRed
             return kind(LEVEL, space, ops, ret, _prepend(pre, body))
         nested = self.nest(kb, e.map_lam.body, gtids, dims, pre)
         if nested is not None:
             return nested
-        body = kb.body(e.map_lam.body)
-        return SegMap(LEVEL, space, self._scalar_ret(e.map_lam), _prepend(pre, body))
+        body = kb.body(e.map_lam.body, e.map_lam.ret)
+        ret = self._map_ret(kb, e.map_lam, body)
+        return SegMap(LEVEL, space, ret, _prepend(pre, body))
 
     def nest(self, kb: KernelBuilder, body: ir.Body, gtids: tuple[ir.VName, ...],
              dims: tuple[ir.SubExp, ...], pre: list[ir.Stm]) -> SegMap | SegRed | SegScan | None:
@@ -146,6 +175,19 @@ class _Flattener:
             return None
         kb.views, kb.local, kb.hoisted = trial.views, trial.local, trial.hoisted
         return op
+
+    @staticmethod
+    def _map_ret(kb: KernelBuilder, lam: ir.Lambda, body: ir.Body) -> tuple[ir.Type, ...]:
+        """A SegMap's result types: scalars, or rows of a shape the host knows
+        (the private arrays' shapes where the lambda's type leaves one open)."""
+        ret = []
+        for t, r in zip(lam.ret, body.result):
+            if isinstance(t, ir.ArrayT) and isinstance(r, ir.Var):
+                t = kb.types[r.name]
+                if not all(d is not None and kb.invariant_size(d) for d in t.shape):
+                    raise NotKernel("a thread would return an array of unknown size")
+            ret.append(t)
+        return tuple(ret)
 
     @staticmethod
     def _scalar_ret(lam: ir.Lambda) -> tuple[ir.Type, ...]:

@@ -1,8 +1,9 @@
 """Checks that a GPU IR program keeps the kernel-code rules of `futgen.gpu.ir`.
 
 Flattening promises its consumers (CUDA code generation, the runtime) that a
-SegOp body binds only scalars, calls nothing and contains no SOACs, and
-that SegOps occur only in host code.  `check_program` states that promise
+SegOp body calls nothing and contains no SOACs, binds only scalars except
+for a SegMap's thread-private arrays of host-known shape, and that SegOps
+occur only in host code.  `check_program` states that promise
 as code, so tests (and later `--check-ir`) catch a pass that breaks it at
 the pass, not as a confusing failure in the code generator.
 """
@@ -10,10 +11,11 @@ the pass, not as a confusing failure in the code generator.
 from __future__ import annotations
 
 from futgen.core import ir
-from futgen.gpu.ir import SegMap, SegRed, SegScan
+from futgen.gpu.ir import Scratch, SegMap, SegRed, SegScan
 
 _KERNEL_OPS = (ir.SubExpOp, ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.Index, ir.Assert,
                ir.ArraySize, ir.If, ir.Loop)
+_PRIVATE_OPS = (Scratch, ir.Replicate, ir.Update, ir.If, ir.Loop)  # may bind private arrays
 
 
 class KernelRuleError(Exception):
@@ -33,7 +35,7 @@ def _host_body(body: ir.Body) -> None:
     for stm in body.stms:
         match stm.exp:
             case SegMap() | SegRed() | SegScan():
-                _kernel_body(stm.exp.body)
+                _kernel_body(stm.exp.body, private=isinstance(stm.exp, SegMap))
                 for op in getattr(stm.exp, "ops", ()):
                     if not all(isinstance(p.type, ir.Prim) for p in op.lam.params):
                         raise KernelRuleError("an operator with array parameters")
@@ -45,21 +47,31 @@ def _host_body(body: ir.Body) -> None:
                 _host_body(loop_body)
 
 
-def _kernel_body(body: ir.Body) -> None:
+def _kernel_body(body: ir.Body, private: bool = False) -> None:
     for stm in body.stms:
         e = stm.exp
-        if not isinstance(e, _KERNEL_OPS):
+        if not isinstance(e, _KERNEL_OPS + (_PRIVATE_OPS if private else ())):
             raise KernelRuleError(f"{type(e).__name__} in kernel code")
         for p in stm.pat:
-            if not isinstance(p.type, ir.Prim):
-                raise KernelRuleError(f"kernel code binds the array {p.name}")
+            _check_binding(p, private and isinstance(e, _PRIVATE_OPS))
         match e:
-            case ir.Index(_, sl, _) if not all(isinstance(d, ir.DimFix) for d in sl):
+            case ir.Index(_, sl, _) | ir.Update(_, sl, _, _) if not all(
+                    isinstance(d, ir.DimFix) for d in sl):
                 raise KernelRuleError("a slice in kernel code")
             case ir.If(_, then_, else_, _):
-                _kernel_body(then_)
-                _kernel_body(else_)
+                _kernel_body(then_, private)
+                _kernel_body(else_, private)
             case ir.Loop(merge, _, loop_body):
-                if not all(isinstance(p.type, ir.Prim) for p, _ in merge):
-                    raise KernelRuleError("a loop over arrays in kernel code")
-                _kernel_body(loop_body)
+                for p, _ in merge:
+                    _check_binding(p, private)
+                _kernel_body(loop_body, private)
+
+
+def _check_binding(p: ir.Param, private: bool) -> None:
+    """A scalar, or (where allowed) a private array whose shape the host knows."""
+    if isinstance(p.type, ir.Prim):
+        return
+    if not private:
+        raise KernelRuleError(f"kernel code binds the array {p.name}")
+    if any(d is None for d in p.type.shape):
+        raise KernelRuleError(f"the private array {p.name} has a size known only in the kernel")

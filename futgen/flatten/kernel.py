@@ -12,11 +12,17 @@ cannot (the SOAC then stays on the host):
   too (`xs[gtid, a:b:s][j]` is `xs[gtid, a + j*s]`); indexing one checks the
   index against the view's own shape, with the message the interpreter gives.  `iota n` is the view whose element `i`
   is `i` (scaled and shifted), so `zip xs (iota n)` needs no array either.
-* **Inner SOACs become loops.**  After vertical fusion (`fusion.fuse_body`), a
-  Screma with reductions and no array results is a sequential `Loop` whose
-  merge parameters are the accumulators; it reads its input rows through
-  views.  Anything else that would make an array (scans and maps with array
-  results, scatter, hist, literals, updates) raises `NotKernel`.
+* **Inner SOACs become loops.**  After vertical fusion (`fusion.fuse_body`), an
+  inner Screma is a sequential `Loop` whose merge parameters are the
+  reductions' accumulators, the scans' carries and the arrays its scans and
+  map write element by element (`Update` in place); it reads its input rows
+  through views.
+* **Arrays that must exist become thread-private** (`gpu.ir`): `replicate`,
+  the arrays a Screma makes, and a view that is updated, carried by a loop,
+  returned by an `if` or by the thread (`owned` copies it into a `Scratch`
+  array).  Their shapes must be known on the host; an array whose size
+  depends on the thread, scatter, hist, literals and slice updates raise
+  `NotKernel`.
 * **Invariant work is hoisted**: `size` of a view, `rearrange` of an array
   bound outside the kernel and scalar operations that cannot fail, when they
   do not depend on the thread, move to the host in front of the SegOp.
@@ -29,7 +35,7 @@ from dataclasses import dataclass, replace
 from futgen.core import ir
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.names import NameSource, free_vars
-from futgen.gpu.ir import MAX_ASSERT_ARGS
+from futgen.gpu.ir import MAX_ASSERT_ARGS, Scratch
 
 I64 = ir.Prim("i64")
 
@@ -74,6 +80,31 @@ class IotaView:
 
 
 AnyView = View | IotaView
+
+
+def _typed(p: ir.Param, t: ir.Type) -> ir.Param:
+    return ir.Param(p.name, t)
+
+
+
+
+def _write_loops(buf: ir.VName, t: ir.ArrayT, idx: tuple[ir.Var, ...], value: ir.SubExp,
+                 read: tuple[ir.Stm, ...], names: NameSource) -> ir.Loop:
+    """The loop nest setting `buf[idx] = value` at every index of `t`'s shape,
+    `read` computing `value` from `idx`."""
+    depth = len(idx)
+    params = [ir.Param(names.fresh(f"{buf.base}_w"), t) for _ in range(depth)]
+    out = ir.Param(names.fresh(f"{buf.base}_w"), t)
+    body = ir.Body((*read, ir.Stm((out,), ir.Update(params[-1].name, tuple(
+        ir.DimFix(i) for i in idx), value))), (ir.Var(out.name),))
+    for k in range(depth - 1, -1, -1):
+        init = ir.Var(buf if k == 0 else params[k - 1].name)
+        loop = ir.Loop(((params[k], init),), ir.ForLoop(idx[k].name, "i64", t.shape[k]), body)
+        if k == 0:
+            return loop
+        res = ir.Param(names.fresh(f"{buf.base}_w"), t)
+        body = ir.Body((ir.Stm((res,), loop),), (ir.Var(res.name),))
+    raise AssertionError("a private array has at least one dimension")
 
 # Binary operators that can fail (division by zero), which are not hoisted.
 _PARTIAL_BINOPS = frozenset({"/", "%", "//", "%%", "**"})
@@ -131,6 +162,7 @@ class KernelBuilder:
         self.types = types
         self.views: dict[ir.VName, AnyView] = {}
         self.local: set[ir.VName] = set()
+        self.private: set[ir.VName] = set()
         self.hoisted: list[ir.Stm] = []
 
     def copy(self) -> KernelBuilder:
@@ -138,19 +170,26 @@ class KernelBuilder:
         other = KernelBuilder(self.names, self.types)
         other.views = dict(self.views)
         other.local = set(self.local)
+        other.private = set(self.private)
         other.hoisted = list(self.hoisted)
         return other
 
     # --------------------------------------------------------- structure
 
-    def body(self, body: ir.Body) -> ir.Body:
-        """A kernel body computing the same scalars as `body`."""
+    def body(self, body: ir.Body, ret: tuple[ir.Type, ...] | None = None) -> ir.Body:
+        """A kernel body computing the same values as `body`; its results
+        are scalars, or private arrays where `ret` says array."""
         out: list[ir.Stm] = []
         body = fuse_body(body)
         self.stms(body.stms, out)
-        for r in body.result:
-            self.require_scalar(r)
-        return ir.Body(tuple(out), body.result)
+        results = []
+        for k, r in enumerate(body.result):
+            if ret is not None and isinstance(ret[k], ir.ArrayT):
+                r = self.owned(r, out)
+            else:
+                self.require_scalar(r)
+            results.append(r)
+        return ir.Body(tuple(out), tuple(results))
 
     def stms(self, stms: tuple[ir.Stm, ...], out: list[ir.Stm]) -> None:
         for stm in stms:
@@ -168,10 +207,63 @@ class KernelBuilder:
         self.stm(ir.Stm((p,), ir.Index(arr, tuple(ir.DimFix(i) for i in idx))), out)
 
     def _bind(self, pat: tuple[ir.Param, ...]) -> None:
+        """Binds scalars, and private arrays of host-known shape."""
         for p in pat:
-            if not isinstance(p.type, ir.Prim):
-                raise NotKernel(f"{p.name} would be an array in kernel code")
+            if isinstance(p.type, ir.ArrayT):
+                if not all(d is not None and self.invariant_size(d) for d in p.type.shape):
+                    raise NotKernel(f"the array {p.name} has a size known only in the thread ({p.type})")
+                self.private.add(p.name)
+                self.types[p.name] = p.type
             self.local.add(p.name)
+
+    def hoist(self, stm: ir.Stm) -> None:
+        """Moves `stm` to the host, once (a trial translation may hoist it first)."""
+        if not any(s.pat == stm.pat for s in self.hoisted):
+            self.hoisted.append(stm)
+
+    def invariant_size(self, d: ir.SubExp) -> bool:
+        return not (isinstance(d, ir.Var) and d.name in self.local)
+
+    # --------------------------------------------------------- private arrays
+
+    def owned(self, se: ir.SubExp, out: list[ir.Stm]) -> ir.SubExp:
+        """A private array holding the array `se` (itself, or a copy of a view)."""
+        if not isinstance(se, ir.Var):
+            raise NotKernel("an array constant in kernel code")
+        v = se.name
+        if v in self.private:
+            return se
+        view = self.views.get(v)
+        if isinstance(view, View) and view.arr in self.private and not view.dims:
+            return ir.Var(view.arr)
+        return ir.Var(self.materialise(v, out))
+
+    def materialise(self, v: ir.VName, out: list[ir.Stm],
+                    perm: tuple[int, ...] | None = None) -> ir.VName:
+        """Copies the view (or outer array) `v`, its dimensions permuted by
+        `perm` if given (`rearrange`), into a new Scratch array."""
+        view = self.views.get(v, View(v, ()))
+        if isinstance(view, IotaView):
+            prim, shape = "i64", [view.n]
+        else:
+            prim = self.types[view.arr].elem  # type: ignore[union-attr]
+            shape = self.view_shape(view, out)
+        perm = perm or tuple(range(len(shape)))
+        shape = [shape[k] for k in perm]
+        t = ir.ArrayT(prim, tuple(shape))
+        buf = ir.Param(self.names.fresh(f"{v.base}_copy"), t)
+        stms = [ir.Stm((buf,), Scratch(prim, tuple(shape)))]
+        idx = tuple(ir.Var(self.names.fresh("j")) for _ in shape)
+        src_idx = [idx[0]] * len(idx)
+        for k, d in enumerate(perm):
+            src_idx[d] = idx[k]
+        elem = ir.Param(self.names.fresh("elem"), ir.Prim(prim))
+        res = ir.Param(self.names.fresh(f"{v.base}_copy"), t)
+        read = ir.Stm((elem,), ir.Index(v, tuple(ir.DimFix(i) for i in src_idx)))
+        stms.append(ir.Stm((res,), _write_loops(buf.name, t, idx, ir.Var(elem.name),
+                                                (read,), self.names)))
+        self.stms(tuple(stms), out)
+        return res.name
 
     # --------------------------------------------------------- statements
 
@@ -179,11 +271,34 @@ class KernelBuilder:
         """Appends the kernel form of `stm` to `out` (or records a view, or hoists)."""
         pat, e = stm.pat, stm.exp
         match e:
-            case ir.SubExpOp(ir.Var(v)) | ir.Copy(v) if isinstance(pat[0].type, ir.ArrayT):
+            case ir.SubExpOp(ir.Var(v)) if isinstance(pat[0].type, ir.ArrayT):
+                self.views[pat[0].name] = self.views.get(v, View(v, ()))
+                self.local.add(pat[0].name)
+            case ir.Copy(v) if v in self.private or self._private_view(v):
+                self.views[pat[0].name] = View(self.materialise(v, out), ())
+                self.local.add(pat[0].name)
+            case ir.Copy(v):  # a copy of memory the kernel never writes: a view
                 self.views[pat[0].name] = self.views.get(v, View(v, ()))
                 self.local.add(pat[0].name)
             case ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() if self.invariant(e):
-                self.hoisted.append(stm)
+                self.hoist(stm)
+            case ir.SubExpOp() if self.invariant(e):
+                self.hoist(stm)
+            case ir.Replicate() | Scratch() if isinstance(pat[0].type, ir.ArrayT):
+                if isinstance(e, ir.Replicate):
+                    self.require_scalar(e.value)
+                pat = (_typed(pat[0], ir.ArrayT(pat[0].type.elem, e.shape)),)
+                self._bind(pat)
+                out.append(ir.Stm(pat, e))
+            case ir.Update(arr, sl, value, loc):
+                if not all(isinstance(d, ir.DimFix) for d in sl):
+                    raise NotKernel("a slice update in kernel code")
+                target = self.owned(ir.Var(arr), out)
+                if self._is_array(value):
+                    value = self.owned(value, out)
+                pat = (_typed(pat[0], self.types[target.name]),)  # type: ignore[union-attr]
+                self._bind(pat)
+                out.append(ir.Stm(pat, ir.Update(target.name, sl, value, loc)))  # type: ignore[union-attr]
             case ir.Assert(args=args) if len(args) > MAX_ASSERT_ARGS:
                 raise NotKernel("an assertion with too many message arguments")
             case ir.SubExpOp() | ir.UnOp() | ir.BinOp() | ir.CmpOp() | ir.ConvOp() | ir.Assert():
@@ -197,20 +312,77 @@ class KernelBuilder:
             case ir.ArraySize(arr, dim):
                 self.size(pat[0], arr, dim, out)
             case ir.Rearrange(arr, _) if arr not in self.local:
-                self.hoisted.append(stm)
+                self.hoist(stm)
+            case ir.Rearrange(arr, perm):
+                self.views[pat[0].name] = View(self.materialise(arr, out, perm), ())
+                self.local.add(pat[0].name)
             case ir.If(cond, then_, else_, ret):
+                types = tuple(p.type for p in pat)
+                then_ = self.body(then_, types)
+                pat = self.shaped(pat, then_.result)
+                else_ = self.same_shapes(pat, self.body(else_, types))
                 self._bind(pat)
-                out.append(ir.Stm(pat, ir.If(cond, self.body(then_), self.body(else_), ret)))
+                out.append(ir.Stm(pat, ir.If(cond, then_, else_, ret)))
             case ir.Loop(merge, form, body):
+                merge = tuple(self._merge_param(p, init, out) for p, init in merge)
                 self._bind(tuple(p for p, _ in merge))
                 if isinstance(form, ir.ForLoop):
                     self.local.add(form.i)
+                params = tuple(p for p, _ in merge)
+                body = self.same_shapes(params, self.body(body, tuple(p.type for p in params)))
+                pat = tuple(_typed(p, q.type) for p, q in zip(pat, params))
                 self._bind(pat)
-                out.append(ir.Stm(pat, ir.Loop(merge, form, self.body(body))))
+                out.append(ir.Stm(pat, ir.Loop(merge, form, body)))
             case ir.Screma():
-                self.sequential_screma(pat, e, out)
+                self.stms(self.screma_loop(pat, e), out)
             case _:
                 raise NotKernel(f"{type(e).__name__} is not kernel code")
+
+    def _merge_param(self, p: ir.Param, init: ir.SubExp,
+                     out: list[ir.Stm]) -> tuple[ir.Param, ir.SubExp]:
+        """A loop parameter and its initial value; an array one is private,
+        of its initial array's shape."""
+        if not isinstance(p.type, ir.ArrayT):
+            return p, init
+        owned = self.owned(init, out)
+        return _typed(p, self.types[owned.name]), owned  # type: ignore[union-attr]
+
+    def _is_array(self, se: ir.SubExp) -> bool:
+        return isinstance(se, ir.Var) and (se.name in self.views or isinstance(
+            self.types.get(se.name), ir.ArrayT))
+
+    def shaped(self, pat: tuple[ir.Param, ...],
+               results: tuple[ir.SubExp, ...]) -> tuple[ir.Param, ...]:
+        """`pat` with the shapes of the private arrays in `results`."""
+        return tuple(_typed(p, self.types[r.name]) if isinstance(p.type, ir.ArrayT)  # type: ignore[union-attr]
+                     else p for p, r in zip(pat, results))
+
+    def same_shapes(self, pat: tuple[ir.Param, ...], body: ir.Body) -> ir.Body:
+        """`body`, checking at run time that each private array it returns has
+        the shape of its place in `pat` (the buffer it is copied into), where
+        the sizes have different names; the check fails only in a loop that
+        changes an array's size, which a private buffer cannot follow."""
+        checks: list[ir.Stm] = []
+        for p, r in zip(pat, body.result):
+            if not isinstance(p.type, ir.ArrayT):
+                continue
+            have = self.types[r.name].shape  # type: ignore[union-attr]
+            for want, got in zip(p.type.shape, have):
+                if want == got:
+                    continue
+                ok = ir.Param(self.names.fresh("same_size"), ir.Prim("bool"))
+                chk = ir.Param(self.names.fresh("check"), ir.Prim("bool"))
+                checks += [ir.Stm((ok,), ir.CmpOp("==", "i64", want, got)),  # type: ignore[arg-type]
+                           ir.Stm((chk,), ir.Assert(
+                               ir.Var(ok.name), "An array of size {0} where size {1} was "
+                               "expected (a loop or if in a GPU thread may not change the "
+                               "size of an array).", None, (got, want)))]  # type: ignore[arg-type]
+                self.local.update((ok.name, chk.name))
+        return ir.Body((*body.stms, *checks), body.result)
+
+    def _private_view(self, v: ir.VName) -> bool:
+        view = self.views.get(v)
+        return isinstance(view, View) and view.arr in self.private
 
     def invariant(self, e: ir.Exp) -> bool:
         """Whether `e` is a scalar operation that cannot fail and reads nothing
@@ -280,10 +452,12 @@ class KernelBuilder:
     def view_shape(self, view: View, out: list[ir.Stm]) -> list[ir.SubExp]:
         """The sizes of the dimensions of a view."""
         shape = [d.num for d in view.dims if isinstance(d, Strided)]
-        rank = len(self.types[view.arr].shape)  # type: ignore[union-attr]
-        for k in range(len(view.dims), rank):
+        full = self.types[view.arr].shape  # type: ignore[union-attr]
+        if view.arr in self.private:  # its shape is known: no size to ask the host for
+            return shape + list(full[len(view.dims):])  # type: ignore[arg-type]
+        for k in range(len(view.dims), len(full)):
             n = ir.Param(self.names.fresh("n"), I64)
-            self.hoisted.append(ir.Stm((n,), ir.ArraySize(view.arr, k)))
+            self.hoist(ir.Stm((n,), ir.ArraySize(view.arr, k)))
             shape.append(ir.Var(n.name))
         return shape
 
@@ -328,36 +502,78 @@ class KernelBuilder:
             self.stm(ir.Stm((p,), ir.SubExpOp(nums[dim])), out)
         else:
             k = len(view.dims) + dim - len(nums)
-            self.hoisted.append(ir.Stm((p,), ir.ArraySize(view.arr, k)))
+            if view.arr in self.private:
+                self.stm(ir.Stm((p,), ir.SubExpOp(
+                    self.types[view.arr].shape[k])), out)  # type: ignore[union-attr,arg-type]
+            else:
+                self.hoist(ir.Stm((p,), ir.ArraySize(view.arr, k)))
 
-    def sequential_screma(self, pat: tuple[ir.Param, ...], e: ir.Screma,
-                          out: list[ir.Stm]) -> None:
-        """A reduction Screma as a loop over its rows, accumulating in merge parameters."""
-        if e.scans or len(e.map_lam.ret) != sum(len(r.nes) for r in e.reds):
-            raise NotKernel("a scan or map inside kernel code makes an array")
-        self._bind(pat)
-        i = self.names.fresh("i")
-        accs = tuple(ir.Param(self.names.fresh("acc"), p.type) for p in pat)
-        self._bind(accs)
-        self.local.add(i)
+    def screma_loop(self, pat: tuple[ir.Param, ...], e: ir.Screma) -> list[ir.Stm]:
+        """An inner Screma as a sequential loop over its rows: merge parameters
+        are the scans' carries, the reductions' accumulators, and the arrays of
+        scan and map results, each written at the row's index."""
+        nscan = sum(len(o.nes) for o in e.scans)
+        nred = sum(len(o.nes) for o in e.reds)
+        ops = [*e.scans, *e.reds]
+        op_types = [p.type for o in ops for p in o.lam.params[:len(o.nes)]]
+        nes = [ne for o in ops for ne in o.nes]
+        array_pats = [*pat[:nscan], *pat[nscan + nred:]]  # scan results, then map results
+        stms: list[ir.Stm] = []
+        bufs = []
+        rows = self.row_shapes(e)
+        for k, p in enumerate(array_pats):
+            t = p.type
+            assert isinstance(t, ir.ArrayT)
+            shape = (e.w, *rows[k if k < nscan else k + nred])
+            buf = ir.Param(self.names.fresh(f"{p.name.base}_buf"), ir.ArrayT(t.elem, shape))
+            stms.append(ir.Stm((buf,), Scratch(t.elem, shape)))
+            bufs.append(buf)
+        i = ir.Var(self.names.fresh("i"))
+        carries = [ir.Param(self.names.fresh("acc"), t) for t in op_types]
+        arrays = [ir.Param(self.names.fresh(b.name.base), b.type) for b in bufs]
+        body: list[ir.Stm] = [ir.Stm((p,), ir.Index(a, (ir.DimFix(i),)))
+                              for p, a in zip(e.map_lam.params, e.arrs)]
+        body += e.map_lam.body.stms
+        values = list(e.map_lam.body.result)
+        new_carries: list[ir.SubExp] = []
+        for o in ops:
+            n = len(o.nes)
+            args = [ir.Var(c.name) for c in carries[len(new_carries):len(new_carries) + n]]
+            body += [ir.Stm((q,), ir.SubExpOp(a)) for q, a in zip(o.lam.params, [*args, *values[:n]])]
+            body += o.lam.body.stms
+            new_carries += o.lam.body.result
+            values = values[n:]
+        written = [*new_carries[:nscan], *values]
+        new_arrays = []
+        for a, v in zip(arrays, written):
+            new = ir.Param(self.names.fresh(a.name.base), a.type)
+            body.append(ir.Stm((new,), ir.Update(a.name, (ir.DimFix(i),), v)))
+            new_arrays.append(ir.Var(new.name))
+        loop_pat = (*(ir.Param(self.names.fresh("scan_acc"), t) for t in op_types[:nscan]),
+                    *pat[nscan:nscan + nred], *pat[:nscan], *pat[nscan + nred:])
+        loop = ir.Loop(tuple(zip(carries, nes)) + tuple(
+                           (a, ir.Var(b.name)) for a, b in zip(arrays, bufs)),
+                       ir.ForLoop(i.name, "i64", e.w),
+                       ir.Body(tuple(body), (*new_carries, *new_arrays)))
+        return [*stms, ir.Stm(loop_pat, loop)]
+
+    def row_shapes(self, e: ir.Screma) -> list[tuple[ir.SubExp, ...]]:
+        """The shape of each value the map lambda of `e` returns: its type's,
+        or where that leaves a size open, the private array a trial
+        translation of the lambda makes."""
+        rets = e.map_lam.ret
+        if all(not isinstance(t, ir.ArrayT) or None not in t.shape for t in rets):
+            return [getattr(t, "shape", ()) for t in rets]
+        trial = self.copy()
+        i = ir.Var(self.names.fresh("i"))
+        trial.local.add(i.name)
         stms: list[ir.Stm] = []
         for p, a in zip(e.map_lam.params, e.arrs):
-            self.bind_row(p, a, (ir.Var(i),), stms)
-        mapped = self.body(e.map_lam.body)
-        stms += mapped.stms
-        vals, acc_vars, results = list(mapped.result), [ir.Var(a.name) for a in accs], []
-        for r in e.reds:
-            n = len(r.nes)
-            args = acc_vars[:n] + vals[:n]
-            acc_vars, vals = acc_vars[n:], vals[n:]
-            for q, a in zip(r.lam.params, args):
-                self.stm(ir.Stm((q,), ir.SubExpOp(a)), stms)
-            op = self.body(r.lam.body)
-            stms += op.stms
-            results += op.result
-        loop = ir.Loop(tuple(zip(accs, (ne for r in e.reds for ne in r.nes))),
-                       ir.ForLoop(i, "i64", e.w), ir.Body(tuple(stms), tuple(results)))
-        out.append(ir.Stm(pat, loop))
+            trial.bind_row(p, a, (i,), stms)
+        body = trial.body(e.map_lam.body, rets)
+        self.hoisted = trial.hoisted  # what the shapes may name
+        return [trial.types[r.name].shape if isinstance(t, ir.ArrayT) else ()  # type: ignore[union-attr]
+                for t, r in zip(rets, body.result)]
 
     def op_lambda(self, lam: ir.Lambda) -> ir.Lambda:
         """The kernel form of a SegRed/SegScan operator (scalar parameters only)."""

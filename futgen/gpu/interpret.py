@@ -46,7 +46,7 @@ from futgen.core.interpret import (
 from futgen.errors import FutharkError
 from futgen.flatten.names import free_vars
 from futgen.frontend.types import PRIM_DTYPES
-from futgen.gpu.ir import SegBinOp, SegMap, SegRed, SegScan, num_red_results
+from futgen.gpu.ir import Scratch, SegBinOp, SegMap, SegRed, SegScan, num_red_results
 
 Columns = dict[ir.VName, np.ndarray]
 
@@ -73,6 +73,8 @@ class GpuInterpreter(Interpreter):
     def exp(self, e: ir.Exp, pat: tuple[ir.Param, ...], env: Env) -> list[Value]:
         if isinstance(e, SegMap | SegRed | SegScan):
             return self.segop(e, env)
+        if isinstance(e, Scratch):  # zeros, so a read before a write is reproducible
+            return [np.zeros(tuple(int(subexp(d, env)) for d in e.shape), _dtype(ir.Prim(e.prim)))]
         return super().exp(e, pat, env)
 
     def segop(self, op: SegMap | SegRed | SegScan, env: Env) -> list[Value]:
@@ -80,7 +82,7 @@ class GpuInterpreter(Interpreter):
         dims = tuple(int(subexp(d, env)) for d in op.space.dims)
         cols = self.points(op, dims, env)
         if isinstance(op, SegMap):
-            return [c.reshape(dims) for c in cols]
+            return [c.reshape(dims + c.shape[1:]) for c in cols]
         k = num_red_results(op)
         segs = [c.reshape(prod(dims[:-1]), dims[-1]) for c in cols[:k]]
         out: list[Value] = []
@@ -95,7 +97,7 @@ class GpuInterpreter(Interpreter):
                env: Env) -> list[np.ndarray]:
         """One column per body result: its value at every point, in row-major order."""
         dtypes = [_dtype(t) for t in op.ret]
-        if self.vectorise:
+        if self.vectorise and _scalar_only(op.body):
             n = prod(dims)
             idx = np.unravel_index(np.arange(n, dtype=np.int64), dims)
             cols: Columns = {g: np.asarray(i, dtype=np.int64) for g, i in zip(op.space.gtids, idx)}
@@ -106,7 +108,9 @@ class GpuInterpreter(Interpreter):
             for g, i in zip(op.space.gtids, point):
                 env[g] = np.int64(i)
             rows.append(self.body(op.body, env))
-        return [np.array([r[k] for r in rows], dtype=d) for k, d in enumerate(dtypes)]
+        return [np.array([r[k] for r in rows], dtype=d).reshape(
+                    len(rows), *(int(subexp(s, env)) for s in getattr(t, "shape", ())))
+                for k, (d, t) in enumerate(zip(dtypes, op.ret))]
 
     def segmented(self, op: SegBinOp, segs: list[np.ndarray], scan: bool,
                   env: Env) -> list[np.ndarray]:
@@ -239,6 +243,20 @@ class _Vectorised:
             for v, r in zip(vals, self.body(e.body, sub, len(where))):
                 v[where] = r
             t += 1
+
+
+def _scalar_only(body: ir.Body) -> bool:
+    """Whether `body` binds no thread-private arrays (so it runs on columns)."""
+    for stm in body.stms:
+        if not all(isinstance(p.type, ir.Prim) for p in stm.pat):
+            return False
+        match stm.exp:
+            case ir.If(_, then_, else_, _) if not (_scalar_only(then_) and _scalar_only(else_)):
+                return False
+            case ir.Loop(merge, _, loop_body) if not (
+                    all(isinstance(p.type, ir.Prim) for p, _ in merge) and _scalar_only(loop_body)):
+                return False
+    return True
 
 
 def _column(v: Value, n: int, dtype: np.dtype) -> np.ndarray:

@@ -5,14 +5,20 @@ statement (a statement of a function body, or of a host-level `If`/`Loop`
 body) may have a SegOp as its expression.  A SegOp runs its `body` once per
 point of a segment space, in parallel; the body is *kernel code*:
 
-* it binds only scalars (`Prim` types): scalar BasicOps, `Index` of an array
-  bound outside the kernel that yields a scalar, `If` and `Loop` whose
-  results are scalars, and `Assert` with at most `MAX_ASSERT_ARGS` message
-  arguments (a kernel reports them through a fixed-size buffer);
-* it contains no SOACs, no `Apply` and no array-creating operations; the
-  flattening pass (`futgen.flatten`) inlines calls and turns inner SOACs into
-  sequential loops before making a SegOp, and leaves a SOAC on the host when
-  it cannot.
+* it binds scalars (`Prim` types): scalar BasicOps, `Index` that yields a
+  scalar, `If` and `Loop`, and `Assert` with at most `MAX_ASSERT_ARGS`
+  message arguments (a kernel reports them through a fixed-size buffer);
+* in a SegMap it may also bind *thread-private arrays*, whose shapes are
+  known on the host before the launch (constants or host variables): made by
+  `Scratch` (uninitialised) or `Replicate`, written by `Update` with fixed
+  indices (in place: the array updated is never used again, as uniqueness
+  types promise), read by `Index`, and carried by `Loop` merge parameters and
+  `If` results.  A SegMap may return such arrays: result `i` then has shape
+  `dims ++ shape(ret[i])`.  SegRed and SegScan bodies and operators bind
+  only scalars;
+* it contains no SOACs and no `Apply`; the flattening pass
+  (`futgen.flatten`) inlines calls and turns inner SOACs into sequential
+  loops before making a SegOp, and leaves a SOAC on the host when it cannot.
 
 Segment spaces and results follow Futhark's `IR/SegOp.hs`:
 
@@ -48,6 +54,14 @@ from dataclasses import dataclass
 from futgen.core.ir import Body, Lambda, SubExp, Type, VName
 
 MAX_ASSERT_ARGS = 8  # message arguments a kernel can report (plan.MAX_FAILURE_ARGS)
+
+
+@dataclass(frozen=True, slots=True)
+class Scratch:
+    """A new thread-private array whose elements are written before they are read."""
+
+    prim: str
+    shape: tuple[SubExp, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from futgen.core import ir
 from futgen.core.pretty import INDENT, Printer, _ses, _types, subexp
-from futgen.gpu.ir import SegMap, SegRed, SegScan, SegSpace
+from futgen.gpu.ir import Scratch, SegMap, SegRed, SegScan, SegSpace
 
 
 def pretty(
@@ -42,6 +42,8 @@ class GpuPrinter(Printer):
     def exp(self, e, depth: int) -> list[str]:
         pad = INDENT * depth
         match e:
+            case Scratch(prim, shape):
+                return [f"{pad}scratch {_ses(shape)} {prim}"]
             case SegMap(level, space, ret, body):
                 return [
                     f"{pad}segmap {level} {space_text(space)}",

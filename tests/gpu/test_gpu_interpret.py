@@ -15,12 +15,12 @@ import pytest
 
 from futgen.cli import main as cli_main
 from futgen.core import internalise, ir
-from futgen.core.interpret import IRError
 from futgen.errors import FutharkError
 from futgen.flatten import flatten
+from futgen.flatten.check import KernelRuleError, check_program
 from futgen.frontend import check_source, load
 from futgen.gpu.interpret import run
-from futgen.gpu.ir import SegBinOp, SegMap, SegRed, SegSpace
+from futgen.gpu.ir import Scratch, SegBinOp, SegMap, SegRed, SegSpace
 from futgen.gpu.pretty import pretty
 from futgen.testing.spec import read_spec
 
@@ -108,17 +108,49 @@ def test_a_hand_written_segred_reduces_the_innermost_dimension() -> None:
     assert "reduce (0.0f32)" in text and ": (f32, f32)" in text
 
 
-def test_a_segmap_body_that_binds_an_array_is_rejected() -> None:
-    xs, g, y, n = ir.VName("xs", 0), ir.VName("g", 1), ir.VName("y", 2), ir.VName("n", 3)
-    body = ir.Body((ir.Stm((ir.Param(y, ir.ArrayT("i64", (ir.Var(n),))),),
-                           ir.Iota(ir.Var(n), ir.Constant(0, "i64"), ir.Constant(1, "i64"))),),
-                   (ir.Var(g),))
-    seg = SegMap("grid", SegSpace((g,), (ir.Var(n),)), (I64,), body)
-    fn = ir.Function("f", (ir.Param(n, I64),), (ir.ArrayT("i64", (ir.Var(n),)),),
-                     ir.Body((ir.Stm((ir.Param(xs, ir.ArrayT("i64", (ir.Var(n),))),), seg),),
-                             (ir.Var(xs),)), entry=True)
-    with pytest.raises(IRError, match="not kernel code"):
-        run(ir.Program((fn,)), "f", [np.int64(2)])
+def _private_rows_program(make: ir.Exp) -> ir.Program:
+    """`f n = segmap (g < n) { let y: [n]i64 = <make>; ... y with [0] = g }`: every
+    thread builds a private row and returns it."""
+    xs, g, y, z, n = (ir.VName(b, k) for k, b in enumerate(["xs", "g", "y", "z", "n"]))
+    row = ir.ArrayT("i64", (ir.Var(n),))
+    body = ir.Body((ir.Stm((ir.Param(y, row),), make),
+                    ir.Stm((ir.Param(z, row),), ir.Update(y, (ir.DimFix(ir.Constant(0, "i64")),),
+                                                           ir.Var(g)))),
+                   (ir.Var(z),))
+    seg = SegMap("grid", SegSpace((g,), (ir.Var(n),)), (row,), body)
+    out = ir.ArrayT("i64", (ir.Var(n), ir.Var(n)))
+    fn = ir.Function("f", (ir.Param(n, I64),), (out,),
+                     ir.Body((ir.Stm((ir.Param(xs, out),), seg),), (ir.Var(xs),)), entry=True)
+    return ir.Program((fn,))
+
+
+def test_a_segmap_returns_the_private_arrays_its_threads_build() -> None:
+    make = ir.Replicate((ir.Var(ir.VName("n", 4)),), ir.Constant(7, "i64"))
+    prog = _private_rows_program(make)
+    check_program(prog)
+    (rows,) = run(prog, "f", [np.int64(3)])
+    assert rows.tolist() == [[0, 7, 7], [1, 7, 7], [2, 7, 7]]
+    (empty,) = run(prog, "f", [np.int64(0)])
+    assert empty.shape == (0, 0)
+    assert "replicate (n_4) 7i64" in pretty(prog.functions[0])
+
+
+def test_kernel_rules_reject_arrays_that_are_not_private_memory() -> None:
+    n = ir.VName("n", 4)
+    iota = _private_rows_program(ir.Iota(ir.Var(n), ir.Constant(0, "i64"), ir.Constant(1, "i64")))
+    with pytest.raises(KernelRuleError, match="Iota in kernel code"):
+        check_program(iota)
+    unknown = _private_rows_program(Scratch("i64", (ir.Var(n),)))
+    stm = unknown.functions[0].body.stms[0]
+    first = stm.exp.body.stms[0]
+    odd = ir.Param(first.pat[0].name, ir.ArrayT("i64", (None,)))
+    bad_body = ir.Body((ir.Stm((odd,), first.exp), *stm.exp.body.stms[1:]), stm.exp.body.result)
+    bad = ir.Program((ir.Function("f", unknown.functions[0].params, unknown.functions[0].ret,
+                                  ir.Body((ir.Stm(stm.pat, SegMap("grid", stm.exp.space,
+                                                                  stm.exp.ret, bad_body)),),
+                                          unknown.functions[0].body.result), entry=True),))
+    with pytest.raises(KernelRuleError, match="known only in the kernel"):
+        check_program(bad)
 
 
 def test_dump_gpu_prints_segops(capsys) -> None:

@@ -38,13 +38,6 @@ def imin(a: Expr, b: Expr) -> Expr:
     return imp.Cond(Bin("<", a, b), a, b)
 
 
-def product(xs: Sequence[Expr]) -> Expr:
-    out: Expr = Lit("(int64_t)1")
-    for x in xs:
-        out = x if out == Lit("(int64_t)1") else Bin("*", out, x)
-    return out
-
-
 @dataclass
 class SegCompile:
     """The plan of one SegOp statement, as its strategy builds it."""

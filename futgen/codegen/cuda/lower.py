@@ -17,11 +17,17 @@ from collections.abc import Callable, Iterator, Sequence
 
 from futgen.codegen.cuda import imp, scalar
 from futgen.codegen.cuda.imp import Bin, Cast, Expr, Fail, Lit, Stm
+from futgen.codegen.cuda.private import ZERO, Buffer, PrivateMemory, product
 from futgen.codegen.plan import CTYPES, ErrorSite, KArg
 from futgen.codegen.pysrc import pyname
 from futgen.core import ir
+from futgen.gpu.ir import Scratch
 
 _SIGNED_DIVISIONS = ("/", "%", "//", "%%")
+
+# Where a body result goes: a scalar variable, a private buffer, or a function
+# storing a private array result elsewhere (a SegMap's output row).
+Out = str | Buffer | Callable[[Buffer], list[Stm]]
 
 
 def c_name(v: ir.VName) -> str:
@@ -64,6 +70,7 @@ class KernelLowering:
         self.params: dict[str, tuple[imp.KParam, KArg]] = {}
         self.escape: str | None = None
         self.escaped = False
+        self.mem: PrivateMemory | None = None  # set by kernels whose threads have arrays
 
     # ---------------------------------------------------------- parameters
 
@@ -140,13 +147,29 @@ class KernelLowering:
         self.escape, self.escaped = saved
         return out
 
-    def body(self, body: ir.Body, outs: Sequence[str]) -> list[Stm]:
+    def body(self, body: ir.Body, outs: Sequence[Out]) -> list[Stm]:
+        """`body`'s statements, then its results stored in `outs`: scalar
+        variables, the buffers of private array results, or functions that
+        store a private array result elsewhere."""
         stms: list[Stm] = []
         for s in body.stms:
             stms += self.stm(s)
+        staged: list[Stm] = []
         for o, r in zip(outs, body.result, strict=True):
-            stms.append(imp.Assign(o, self.subexp(r)))
-        return stms
+            if isinstance(o, str):
+                stms.append(imp.Assign(o, self.subexp(r)))
+                continue
+            src = self.buffer(r)
+            if not isinstance(o, Buffer):
+                staged += o(src)
+                continue
+            if any(isinstance(x, Buffer) and x.ptr == src.ptr and x is not o for x in outs):
+                # a swap of loop arrays: go through a buffer of its own first
+                tmp = self._mem().new(self.fresh_name("swap"), ir.ArrayT(o.prim, o.shape))
+                stms += self._copy(tmp, src)
+                src = tmp
+            staged += self._copy(o, src)
+        return stms + staged
 
     def fail(self, message: str, loc: object | None, args: Sequence[Expr]) -> Fail:
         self.escaped = True
@@ -156,15 +179,19 @@ class KernelLowering:
 
     def stm(self, s: ir.Stm) -> list[Stm]:
         pat = s.pat
-        for p in pat:
-            if not isinstance(p.type, ir.Prim):
-                raise NotImplementedError(
-                    f"kernel code binds the array {p.name}; only scalars are allowed")
         match s.exp:
             case ir.If(cond, then_, else_, _):
                 return self._if(pat, cond, then_, else_)
             case ir.Loop(merge, form, body):
                 return self._loop(pat, merge, form, body)
+            case Scratch():
+                self._mem().new(pat[0].name, pat[0].type)  # type: ignore[arg-type]
+                return []
+            case ir.Replicate(_, value):
+                buf = self._mem().new(pat[0].name, pat[0].type)  # type: ignore[arg-type]
+                return self._mem().fill(buf, self._elems(buf), self.subexp(value), self.fresh)
+            case ir.Update(arr, sl, value, loc):
+                return self._update(pat[0], arr, sl, value, loc)
             case _:
                 (p,) = pat
                 checks, value = self.exp(s.exp)
@@ -173,44 +200,114 @@ class KernelLowering:
 
     def _declare(self, pat: Sequence[ir.Param]) -> list[Stm]:
         return [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), None, True)
-                for p in pat]
+                for p in pat if isinstance(p.type, ir.Prim)]
 
     def _if(self, pat: tuple[ir.Param, ...], cond: ir.SubExp, then_: ir.Body,
             else_: ir.Body) -> list[Stm]:
-        outs = [c_name(p.name) for p in pat]
         c = self.subexp(cond)
         decls = self._declare(pat)
+        outs = [c_name(p.name) if isinstance(p.type, ir.Prim)
+                else self._mem().new(p.name, p.type) for p in pat]  # type: ignore[arg-type]
+        self.local.update(p.name for p in pat)
         return [*decls, imp.If(c, tuple(self.body(then_, outs)), tuple(self.body(else_, outs)))]
+
+    # ---------------------------------------------------------- private arrays
+
+    def _mem(self) -> PrivateMemory:
+        if self.mem is None:
+            raise NotImplementedError("private arrays outside a SegMap kernel")
+        return self.mem
+
+    def buffer(self, se: ir.SubExp) -> Buffer:
+        assert isinstance(se, ir.Var), se
+        return self._mem().arrays[se.name]
+
+    def fresh_name(self, base: str) -> ir.VName:
+        return ir.VName(self.fresh(base), 0)
+
+    def _elems(self, buf: Buffer) -> Expr:
+        return product([self.subexp(d) for d in buf.shape])
+
+    def _copy(self, dst: Buffer, src: Buffer, offset: Expr = ZERO) -> list[Stm]:
+        return self._mem().copy(dst, src, self._elems(src), self.fresh, offset)
+
+    def _update(self, p: ir.Param, arr: ir.VName, sl: tuple[ir.DimIndex, ...],
+                value: ir.SubExp, loc: object | None) -> list[Stm]:
+        """`p = arr with [sl] = value`, in `arr`'s buffer (a row copy for an array value)."""
+        buf = self._mem().arrays[arr]
+        self._mem().bind(p.name, buf)
+        self.local.add(p.name)
+        stms, flat = self._private_index(buf, sl, loc)
+        if isinstance(value, ir.Var) and value.name in self._mem().arrays:
+            src = self._mem().arrays[value.name]
+            row = product([self.subexp(d) for d in buf.shape[len(sl):]])
+            return stms + self._copy(buf, src, Bin("*", flat, row))
+        return [*stms, imp.Store(buf.ptr, self._mem().at(buf, flat), self.subexp(value))]
+
+    def _private_index(self, buf: Buffer, sl: tuple[ir.DimIndex, ...],
+                       loc: object | None) -> tuple[list[Stm], Expr]:
+        """Bounds checks of fixed indices `sl` into a private array, and the
+        flat (row-major) index of the element or row they give."""
+        dims = [self.subexp(d) for d in buf.shape]
+        return self._checked_flat(buf.ptr, sl, dims[:len(sl)], dims, loc)
 
     def _loop(self, pat: tuple[ir.Param, ...], merge: tuple[tuple[ir.Param, ir.SubExp], ...],
               form: ir.LoopForm, body: ir.Body) -> list[Stm]:
         stms: list[Stm] = []
-        params = []
+        params: list[str | Buffer] = []
+        if self.mem is not None:
+            self.mem.depth += 1
         for p, init in merge:
-            assert isinstance(p.type, ir.Prim), p
+            if isinstance(p.type, ir.ArrayT):
+                params.append(self._loop_buffer(p, init, stms))
+                continue
             value = self.subexp(init)
             stms.append(imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), value, True))
             params.append(c_name(p.name))
-        # The body computes every new value before any parameter changes.
-        news = [self.fresh(f"{c_name(p.name)}_next") for p, _ in merge]
+        # The body computes every new scalar before any parameter changes;
+        # arrays are copied into the parameters' buffers last (`body`).
+        news: list[str | Buffer] = [x if isinstance(x, Buffer) else self.fresh(f"{x}_next")
+                                    for x in params]
         inner = [imp.Decl(CTYPES[p.type.name], n, None, True)  # type: ignore[union-attr]
-                 for (p, _), n in zip(merge, news)]
+                 for (p, _), n in zip(merge, news) if isinstance(n, str)]
         match form:
             case ir.ForLoop(i, prim, bound):
                 b = self.subexp(bound)
                 counter = self.bind(i, ir.Prim(prim))  # bound before the body uses it
                 inner += self.body(body, news)
-                inner += [imp.Assign(x, imp.Var(n)) for x, n in zip(params, news)]
+                inner += _assign_scalars(params, news)
                 stms.append(imp.For(CTYPES[prim], counter, scalar.constant(0, prim), b,
                                     tuple(inner)))
             case ir.WhileLoop(cond):
                 inner += self.body(body, news)
-                inner += [imp.Assign(x, imp.Var(n)) for x, n in zip(params, news)]
+                inner += _assign_scalars(params, news)
                 stms.append(imp.While(self.var(cond), tuple(inner)))
+        if self.mem is not None:
+            self.mem.depth -= 1
         for p, x in zip(pat, params):
-            stms.append(imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),  # type: ignore[union-attr]
-                                 imp.Var(x), True))
+            if isinstance(x, Buffer):
+                self._mem().bind(p.name, x)
+                self.local.add(p.name)
+            else:
+                stms.append(imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),  # type: ignore[union-attr]
+                                     imp.Var(x), True))
         return stms
+
+    def _loop_buffer(self, p: ir.Param, init: ir.SubExp, stms: list[Stm]) -> Buffer:
+        """The buffer of array loop parameter `p`: its initial array's, when
+        nothing else reads that, else a new one with a copy of it."""
+        mem = self._mem()
+        mem.depth -= 1  # the initial array was bound outside the loop
+        reuse = mem.reusable(init)
+        mem.depth += 1
+        src = self.buffer(init)
+        self.local.add(p.name)
+        if reuse:
+            mem.bind(p.name, src)
+            return src
+        buf = mem.new(p.name, p.type)  # type: ignore[arg-type]
+        stms += self._copy(buf, src)
+        return buf
 
     # --------------------------------------------------------- expressions
 
@@ -229,6 +326,8 @@ class KernelLowering:
                 return [], scalar.convert(src, dst, self.subexp(x))
             case ir.Index(arr, sl, loc):
                 return self._index(arr, sl, loc)
+            case ir.ArraySize(arr, dim) if self.mem is not None and arr in self.mem.arrays:
+                return [], self.subexp(self.mem.arrays[arr].shape[dim])
             case ir.ArraySize(arr, dim):
                 _, _, dims = self.array(arr)
                 return [], dims[dim]
@@ -252,10 +351,22 @@ class KernelLowering:
 
     def _index(self, arr: ir.VName, sl: tuple[ir.DimIndex, ...],
                loc: object | None) -> tuple[list[Stm], Expr]:
+        if self.mem is not None and arr in self.mem.arrays:
+            buf = self.mem.arrays[arr]
+            stms, flat = self._private_index(buf, sl, loc)
+            return stms, imp.Load(buf.ptr, self.mem.at(buf, flat))
         cname, _, dims = self.array(arr)
+        stms, flat = self._checked_flat(cname, sl, dims, dims, loc)
+        return stms, imp.Load(cname, flat)
+
+    def _checked_flat(self, cname: str, sl: tuple[ir.DimIndex, ...], dims: list[Expr],
+                      shape: list[Expr], loc: object | None) -> tuple[list[Stm], Expr]:
+        """Bounds checks of the fixed indices `sl` against `dims` (the message
+        shows the array's `shape`), and the row-major flat index they give,
+        counted in elements of the indexed dimensions."""
         if len(sl) != len(dims) or not all(isinstance(d, ir.DimFix) for d in sl):
-            raise NotImplementedError(f"kernel code indexes {arr} with a slice; only "
-                                      "scalar indexing is allowed")
+            raise NotImplementedError(f"kernel code indexes {cname} with a slice; only "
+                                      "fixed indices are allowed")
         idx = [Cast("int64_t", self.subexp(d.i)) for d in sl]  # type: ignore[union-attr]
         stms: list[Stm] = []
         names = []
@@ -269,10 +380,14 @@ class KernelLowering:
             out = Bin("||", out, c)
         k = len(names)
         shown = ", ".join(f"{{{j}}}" for j in range(k))
-        shape = "][".join(f"{{{k + j}}}" for j in range(k))
-        message = f"Index [{shown}] out of bounds for array of shape [{shape}]."
-        stms.append(imp.If(out, (self.fail(message, loc, [*names, *dims]),)))
+        dims_text = "][".join(f"{{{k + j}}}" for j in range(len(shape)))
+        message = f"Index [{shown}] out of bounds for array of shape [{dims_text}]."
+        stms.append(imp.If(out, (self.fail(message, loc, [*names, *shape]),)))
         flat: Expr = names[0]
         for i, d in zip(names[1:], dims[1:]):
             flat = Bin("+", Bin("*", flat, d), i)
-        return stms, imp.Load(cname, flat)
+        return stms, flat
+
+
+def _assign_scalars(params: Sequence[str | Buffer], news: Sequence[str | Buffer]) -> list[Stm]:
+    return [imp.Assign(x, imp.Var(n)) for x, n in zip(params, news) if isinstance(x, str)]

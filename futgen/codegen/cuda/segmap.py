@@ -6,23 +6,32 @@ runtime picks (it caps the grid).  The flat index is decomposed into the
 space's gtids (row-major), the body runs, and result `i` is stored at the
 flat index of output `i`.  There are no barriers, so a failing thread simply
 returns.
+
+When the threads build private arrays (`private.py`), the launch asks for
+at most the runtime's grid cap of threads, so the host knows how many there
+are and sizes every private buffer to that many copies of the array; an
+array result is copied from its buffer into the thread's row of the output.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from futgen.codegen.cuda import imp
 from futgen.codegen.cuda.common import (
     BDIM,
     BID,
+    BLOCK,
     GDIM,
     TID,
     SegCompile,
     decompose,
     early_exit,
     pointer,
-    product,
 )
 from futgen.codegen.cuda.imp import Bin, Stm
+from futgen.codegen.cuda.lower import KernelLowering, Out
+from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product
 from futgen.codegen.plan import CTYPES, KernelPlan
 from futgen.core import ir
 from futgen.gpu.ir import SegMap
@@ -31,26 +40,70 @@ from futgen.gpu.ir import SegMap
 def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     """The plan of `let (pat) = segmap ...`: one kernel, one output per result."""
     low = sc.lowering()
-    prims = []
-    for t in op.ret:
-        assert isinstance(t, ir.Prim), t
-        prims.append(t.name)
-    outs = [sc.array(f"{p.name.base}_mem", prim, op.space.dims, output=True)
-            for p, prim in zip(sc.stm.pat, prims)]
+    prims = [t.name if isinstance(t, ir.Prim) else t.elem for t in op.ret]
+    outs = [sc.array(f"{p.name.base}_mem", prim, (*op.space.dims, *getattr(t, "shape", ())),
+                     output=True)
+            for p, prim, t in zip(sc.stm.pat, prims, op.ret)]
     out_ptrs = [pointer(low, t) for t in outs]
     dims = [low.subexp(d) for d in op.space.dims]
-    total = low.fresh("total")
-    flat = low.fresh("flat")
-    res = [low.fresh("res") for _ in prims]
+    total, flat = low.fresh("total"), low.fresh("flat")
+    threads = sc.host_product(op.space.dims)
+    if _has_private_arrays(op):
+        threads = f"min({threads}, b.max_grid({BLOCK}) * {BLOCK})"
+        low.mem = PrivateMemory(op.body, _allocator(sc, low, threads),
+                                Bin("+", Bin("*", BID, BDIM), TID), Bin("*", GDIM, BDIM))
+    res: list[Out] = [
+        low.fresh("res") if isinstance(t, ir.Prim)
+        else partial(_store_row, low, o, imp.Var(flat)) for t, o in zip(op.ret, out_ptrs)]
     inner: list[Stm] = decompose(low, imp.Var(flat), op.space.gtids, dims)
-    inner += [imp.Decl(CTYPES[p], r) for p, r in zip(prims, res)]
+    inner += [imp.Decl(CTYPES[p], r) for p, r in zip(prims, res) if isinstance(r, str)]
     inner += low.region((), op.body, res, None)
-    inner += [imp.Store(o, imp.Var(flat), imp.Var(r)) for o, r in zip(out_ptrs, res)]
+    inner += [imp.Store(o, imp.Var(flat), imp.Var(r))
+              for o, r in zip(out_ptrs, res) if isinstance(r, str)]
     body: list[Stm] = [
         early_exit(barriers=False),
         imp.Decl("int64_t", total, product(dims)),
         imp.For("int64_t", flat, Bin("+", Bin("*", BID, BDIM), TID), imp.Var(total),
                 tuple(inner), Bin("*", GDIM, BDIM)),
     ]
-    sc.kernel("segmap", low, body, sc.host_product(op.space.dims))
+    sc.kernel("segmap", low, body, threads)
     return sc.plan([("array", t.name) for t in outs])
+
+
+def _has_private_arrays(op: SegMap) -> bool:
+    return any(isinstance(t, ir.ArrayT) for t in op.ret) or any(
+        not isinstance(p.type, ir.Prim) for p in _bindings(op.body))
+
+
+def _bindings(body: ir.Body):
+    for stm in body.stms:
+        yield from stm.pat
+        match stm.exp:
+            case ir.If(_, then_, else_, _):
+                yield from _bindings(then_)
+                yield from _bindings(else_)
+            case ir.Loop(merge, _, loop_body):
+                yield from (p for p, _ in merge)
+                yield from _bindings(loop_body)
+
+
+def _allocator(sc: SegCompile, low: KernelLowering, threads: str) -> Alloc:
+    """Private buffers as plan temporaries: one array per thread launched
+    (the runtime rounds the launch up to whole blocks)."""
+    lanes = f"(-(-({threads}) // {BLOCK}) * {BLOCK})"
+
+    def alloc(prim: str, shape: tuple[ir.SubExp, ...]) -> str:
+        size = " * ".join([lanes, *(f"({sc.host_dim(d)})" for d in shape)])
+        return pointer(low, sc.temp("private", prim, size))
+
+    return alloc
+
+
+def _store_row(low: KernelLowering, out: str, flat: imp.Expr, buf: Buffer) -> list[Stm]:
+    """Copies a thread's private array into row `flat` of output `out`."""
+    mem = low.mem
+    size = product([low.subexp(d) for d in buf.shape])
+    j = low.fresh("j")
+    value = imp.Load(buf.ptr, mem.at(buf, imp.Var(j)))
+    store = imp.Store(out, Bin("+", Bin("*", flat, size), imp.Var(j)), value)
+    return [imp.For("int64_t", j, imp.Lit("(int64_t)0"), size, (store,))]

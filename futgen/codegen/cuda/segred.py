@@ -33,10 +33,10 @@ from futgen.codegen.cuda.common import (
     early_exit,
     op_types,
     pointer,
-    product,
 )
 from futgen.codegen.cuda.imp import Bin, Expr, Lit, Stm
 from futgen.codegen.cuda.lower import KernelLowering
+from futgen.codegen.cuda.private import product
 from futgen.codegen.cuda.skeleton import (
     ITEMS,
     kernel_params,

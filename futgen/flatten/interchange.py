@@ -1,0 +1,100 @@
+"""Rewrites that give flattening a second chance at a Screma it could not map.
+
+* `split`: a redomap (or scanomap) whose operator cannot run in a kernel is
+  split back into its map, which may still become a SegMap, and the
+  operator over the map's results:
+  `screma w xs (ops) (map f)` = `let ys = map f xs in screma w ys (ops) (map id)`.
+* `transpose_reduce`: a reduction whose operator is a map of a scalar
+  operator over rows (`reduce (map2 (+)) (replicate m 0) xss`, the
+  vectorised reduction of OptionPricing and many Monte Carlo codes) is a
+  reduction of each column: `map (reduce (+) 0) (transpose xss)` (Futhark's
+  interchange of a reduce with a map operator, thesis ch. 6).  The rows of
+  the transposed array are contiguous, so the segmented reduction reads
+  coalesced memory.  The neutral row must be a `replicate` of a scalar,
+  which is then the scalar operator's neutral element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from futgen.core import ir
+from futgen.flatten.names import NameSource
+
+
+def split(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
+    """The map part and the operator part of a Screma with operators and a
+    map that does more than pass its rows on; None otherwise."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    lam = e.map_lam
+    if not (e.scans or e.reds) or _is_identity(lam):
+        return None
+    n_ops = sum(len(o.nes) for o in (*e.scans, *e.reds))
+    op_inputs = tuple(ir.Param(names.fresh("mapped"), ir.ArrayT(_elem(t), (e.w, *_shape(t))))
+                      for t in lam.ret[:n_ops])
+    map_outs = stm.pat[n_ops:]
+    map_stm = ir.Stm((*op_inputs, *map_outs), ir.Screma(e.w, e.arrs, (), (), lam))
+    rows = tuple(ir.Param(names.fresh("row"), t) for t in lam.ret[:n_ops])
+    identity = ir.Lambda(rows, ir.Body((), tuple(ir.Var(p.name) for p in rows)), lam.ret[:n_ops])
+    op_stm = ir.Stm(stm.pat[:n_ops], ir.Screma(e.w, tuple(p.name for p in op_inputs),
+                                               e.scans, e.reds, identity))
+    return [map_stm, op_stm]
+
+
+def transpose_reduce(stm: ir.Stm, defs: Mapping[ir.VName, ir.Exp],
+                     names: NameSource) -> list[ir.Stm] | None:
+    """`reduce (map op) (replicate m ne) xss` as a map of row reductions over
+    `transpose xss`; None when `stm` is not such a reduction."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    if e.scans or len(e.reds) != 1 or len(e.arrs) != 1 or not _is_identity(e.map_lam):
+        return None
+    red = e.reds[0]
+    inner = _row_operator(red.lam)
+    (ne,) = red.nes
+    rep = defs.get(ne.name) if isinstance(ne, ir.Var) else None
+    if inner is None or not isinstance(rep, ir.Replicate) or len(rep.shape) != 1:
+        return None
+    (out,) = stm.pat
+    t = out.type
+    assert isinstance(t, ir.ArrayT)
+    m = rep.shape[0]
+    cols = ir.Param(names.fresh("cols"), ir.ArrayT(t.elem, (m, e.w)))
+    col = ir.Param(names.fresh("col"), ir.ArrayT(t.elem, (e.w,)))
+    acc = ir.Param(names.fresh("colsum"), ir.Prim(t.elem))
+    x = ir.Param(names.fresh("x"), ir.Prim(t.elem))
+    reduce_col = ir.Screma(e.w, (col.name,), (), (ir.Reduce(inner, (rep.value,), red.comm),),
+                           ir.Lambda((x,), ir.Body((), (ir.Var(x.name),)), (x.type,)))
+    per_col = ir.Lambda((col,), ir.Body((ir.Stm((acc,), reduce_col),), (ir.Var(acc.name),)),
+                        (acc.type,))
+    return [ir.Stm((cols,), ir.Rearrange(e.arrs[0], (1, 0))),
+            ir.Stm(stm.pat, ir.Screma(m, (cols.name,), (), (), per_col))]
+
+
+def _row_operator(lam: ir.Lambda) -> ir.Lambda | None:
+    """`op` when `lam` is `\\xs ys -> map op xs ys` on one-dimensional rows."""
+    if len(lam.params) != 2 or not lam.body.stms:
+        return None
+    last = lam.body.stms[-1]
+    e = last.exp
+    if (isinstance(e, ir.Screma) and not e.scans and not e.reds
+            and e.arrs == (lam.params[0].name, lam.params[1].name)
+            and lam.body.result == tuple(ir.Var(p.name) for p in last.pat)
+            and all(isinstance(p.type, ir.Prim) for p in e.map_lam.params)
+            and all(isinstance(s.exp, ir.Assert | ir.CmpOp | ir.BinOp | ir.ArraySize)
+                    for s in lam.body.stms[:-1])):
+        return e.map_lam
+    return None
+
+
+def _is_identity(lam: ir.Lambda) -> bool:
+    return not lam.body.stms and lam.body.result == tuple(ir.Var(p.name) for p in lam.params)
+
+
+def _elem(t: ir.Type) -> str:
+    return t.name if isinstance(t, ir.Prim) else t.elem  # type: ignore[union-attr]
+
+
+def _shape(t: ir.Type) -> tuple[ir.SubExp | None, ...]:
+    return t.shape if isinstance(t, ir.ArrayT) else ()
