@@ -170,10 +170,13 @@ class _Flattener:
         stms = list(pre)
         try:
             trial.stms(body.stms[:-1], stms)
+            if trial.private - kb.private:
+                return None  # every thread of the inner map would build the arrays again
             op = self.level(trial, inner, gtids, dims, stms)
         except NotKernel:
             return None
         kb.views, kb.local, kb.hoisted = trial.views, trial.local, trial.hoisted
+        kb.private, kb.types = trial.private, trial.types
         return op
 
     @staticmethod

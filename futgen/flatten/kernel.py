@@ -284,12 +284,16 @@ class KernelBuilder:
                 self.hoist(stm)
             case ir.SubExpOp() if self.invariant(e):
                 self.hoist(stm)
+            case ir.Replicate(shape, value) if self._is_array(value):
+                self.stms(self.replicate_rows(pat[0], shape, self.owned(value, out)), out)
             case ir.Replicate() | Scratch() if isinstance(pat[0].type, ir.ArrayT):
-                if isinstance(e, ir.Replicate):
-                    self.require_scalar(e.value)
                 pat = (_typed(pat[0], ir.ArrayT(pat[0].type.elem, e.shape)),)
                 self._bind(pat)
                 out.append(ir.Stm(pat, e))
+            case ir.Concat(arrs):
+                self.stms(self.concat(pat[0], arrs, out), out)
+            case ir.ArrayLit(elems, elem) if elems:
+                self.stms(self.array_lit(pat[0], elem, elems, out), out)
             case ir.Update(arr, sl, value, loc):
                 if not all(isinstance(d, ir.DimFix) for d in sl):
                     raise NotKernel("a slice update in kernel code")
@@ -556,6 +560,72 @@ class KernelBuilder:
                        ir.ForLoop(i.name, "i64", e.w),
                        ir.Body(tuple(body), (*new_carries, *new_arrays)))
         return [*stms, ir.Stm(loop_pat, loop)]
+
+    def array_lit(self, p: ir.Param, elem: ir.Type, elems: tuple[ir.SubExp, ...],
+                  out: list[ir.Stm]) -> list[ir.Stm]:
+        """`[a, b, ...]` as a private array written row by row (the rows are
+        scalars, or arrays of one shape)."""
+        row: tuple[ir.SubExp, ...] = ()
+        if isinstance(elem, ir.ArrayT):
+            elems = tuple(self.owned(x, out) for x in elems)
+            row = self.types[elems[0].name].shape  # type: ignore[union-attr,assignment]
+            prim = elem.elem
+        else:
+            prim = elem.name  # type: ignore[union-attr]
+        t = ir.ArrayT(prim, (ir.Constant(len(elems), "i64"), *row))
+        cur = ir.Param(self.names.fresh(f"{p.name.base}_lit"), t)
+        stms = [ir.Stm((cur,), Scratch(prim, t.shape))]  # type: ignore[arg-type]
+        for k, x in enumerate(elems):
+            nxt = _typed(p, t) if k == len(elems) - 1 else ir.Param(
+                self.names.fresh(cur.name.base), t)
+            stms.append(ir.Stm((nxt,), ir.Update(
+                cur.name, (ir.DimFix(ir.Constant(k, "i64")),), x)))
+            cur = nxt
+        return stms
+
+    def replicate_rows(self, p: ir.Param, shape: tuple[ir.SubExp, ...],
+                       row: ir.SubExp) -> list[ir.Stm]:
+        """`replicate shape row` of an array `row`, row by row into a private array."""
+        row_t = self.types[row.name]  # type: ignore[union-attr]
+        t = ir.ArrayT(row_t.elem, (*shape, *row_t.shape))  # type: ignore[union-attr]
+        buf = ir.Param(self.names.fresh(f"{p.name.base}_rep"), t)
+        idx = tuple(ir.Var(self.names.fresh("j")) for _ in shape)
+        return [ir.Stm((buf,), Scratch(t.elem, t.shape)),  # type: ignore[arg-type]
+                ir.Stm((_typed(p, t),), _write_loops(buf.name, t, idx, row, (), self.names))]
+
+    def concat(self, p: ir.Param, arrs: tuple[ir.VName, ...],
+               out: list[ir.Stm]) -> list[ir.Stm]:
+        """`concat` of arrays along their first dimension, into a private
+        array: one loop per part copying its rows after the previous parts."""
+        parts = [self.owned(ir.Var(a), out) for a in arrs]
+        shapes = [self.types[q.name].shape for q in parts]  # type: ignore[union-attr]
+        total: ir.SubExp = shapes[0][0]
+        offsets = [total]
+        for sh in shapes[1:]:
+            total = self.scalar("+", total, sh[0], out)
+            offsets.append(total)
+        t = ir.ArrayT(self.types[parts[0].name].elem, (total, *shapes[0][1:]))  # type: ignore[union-attr]
+        cur = ir.Param(self.names.fresh(f"{p.name.base}_cat"), t)
+        stms = [ir.Stm((cur,), Scratch(t.elem, t.shape))]  # type: ignore[arg-type]
+        start: ir.SubExp = ir.Constant(0, "i64")
+        for k, (q, sh) in enumerate(zip(parts, shapes)):
+            j = ir.Var(self.names.fresh("j"))
+            at = ir.Param(self.names.fresh("at"), I64)
+            row = ir.Param(self.names.fresh("row"), ir.ArrayT(t.elem, sh[1:]) if len(sh) > 1
+                           else ir.Prim(t.elem))
+            acc = ir.Param(self.names.fresh(cur.name.base), t)
+            new = ir.Param(self.names.fresh(cur.name.base), t)
+            nxt = _typed(p, t) if k == len(parts) - 1 else ir.Param(
+                self.names.fresh(cur.name.base), t)
+            body = ir.Body((ir.Stm((at,), ir.BinOp("+", "i64", start, j)),
+                            ir.Stm((row,), ir.Index(q.name, (ir.DimFix(j),))),  # type: ignore[union-attr]
+                            ir.Stm((new,), ir.Update(acc.name, (ir.DimFix(ir.Var(at.name)),),
+                                                     ir.Var(row.name)))),
+                           (ir.Var(new.name),))
+            stms.append(ir.Stm((nxt,), ir.Loop(((acc, ir.Var(cur.name)),),
+                                               ir.ForLoop(j.name, "i64", sh[0]), body)))
+            cur, start = nxt, offsets[k]
+        return stms
 
     def row_shapes(self, e: ir.Screma) -> list[tuple[ir.SubExp, ...]]:
         """The shape of each value the map lambda of `e` returns: its type's,
