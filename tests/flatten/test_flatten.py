@@ -140,13 +140,23 @@ def test_calls_in_a_body_are_inlined() -> None:
     np.testing.assert_allclose(run(prog, "main", [vs])[0], (vs * vs).sum(axis=1))
 
 
-def test_a_body_that_creates_an_array_stays_on_the_host() -> None:
+def test_a_body_that_creates_an_array_of_known_size_is_a_segmap() -> None:
     prog = _flat("entry main [n] (xs: [n]i32) : [n][3]i32 = map (\\x -> [x, x + 1, x * 2]) xs")
+    [op] = _segops(prog, "main")
+    assert isinstance(op, SegMap) and isinstance(op.ret[0], ir.ArrayT)
+    assert not _host_soacs(prog, "main")
+    got = run(prog, "main", [np.array([1, 2], np.int32)])
+    assert got[0].tolist() == [[1, 2, 2], [2, 3, 4]]
+
+
+def test_a_body_whose_array_size_depends_on_the_thread_stays_on_the_host() -> None:
+    prog = _flat("""entry main [n] (xs: [n]i64) : [n]i64 =
+                      map (\\x -> i64.sum (scan (+) 0 (replicate x 1))) xs""")
     assert not _segops(prog, "main")
     [soac] = _host_soacs(prog, "main")
     assert isinstance(soac, ir.Screma)
-    got = run(prog, "main", [np.array([1, 2], np.int32)])
-    assert got[0].tolist() == [[1, 2, 2], [2, 3, 4]]
+    got = run(prog, "main", [np.array([1, 3], np.int64)])
+    assert got[0].tolist() == [1, 6]
 
 
 def test_scatter_and_hist_stay_on_the_host() -> None:
