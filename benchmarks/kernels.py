@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -33,7 +32,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
-REPEATS = 20
+sys.path.insert(0, str(HERE))
+
+from gpu_baseline import REPEATS, gpu_time  # the same timing loop
+
 BIG = 2_000_000_000
 
 
@@ -53,14 +55,7 @@ def timed(fn, sync) -> dict:
     """Median wall time of synchronised calls, and of the kernels inside them."""
     import torch
 
-    fn()
-    sync()
-    walls = []
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        walls.append(time.perf_counter() - t0)
+    wall = gpu_time(fn, sync)
     kernel = None
     try:
         from torch.profiler import ProfilerActivity, profile
@@ -75,7 +70,7 @@ def timed(fn, sync) -> dict:
         kernel = total / REPEATS * 1e-6 if total else None
     except Exception as e:  # noqa: BLE001 -- the wall time still stands
         print(f"  (no kernel times: {e})", flush=True)
-    return {"call_ms": statistics.median(walls) * 1e3,
+    return {"call_ms": wall * 1e3,
             "kernel_ms": None if kernel is None else kernel * 1e3}
 
 

@@ -461,8 +461,8 @@ def _segmap_points(em: Emitter, op: gpu.SegMap, dims: str, rows: RowCompiler) ->
     acc, flat = em.fresh("rows"), em.fresh("flat")
     em.line(f"{acc} = []")
     with em.block(f"for {flat} in range(_n):"):
-        for i, g in enumerate(op.space.gtids):
-            em.line(f"{pyname(g)} = np.int64(np.unravel_index({flat}, {dims})[{i}])")
+        gtids = tuple_text([pyname(g) for g in op.space.gtids])
+        em.line(f"{gtids} = (np.int64(i) for i in np.unravel_index({flat}, {dims}))")
         em.line(f"{acc}.append({tuple_text(rows.inline_body(em, op.body))})")
     cols = []
     for k, t in enumerate(op.ret):

@@ -46,7 +46,15 @@ from futgen.core.interpret import (
 from futgen.errors import FutharkError
 from futgen.flatten.names import free_vars
 from futgen.frontend.types import PRIM_DTYPES
-from futgen.gpu.ir import Scratch, SegBinOp, SegMap, SegRed, SegScan, num_red_results
+from futgen.gpu.ir import (
+    Scratch,
+    SegBinOp,
+    SegMap,
+    SegRed,
+    SegScan,
+    binds_arrays,
+    num_red_results,
+)
 
 Columns = dict[ir.VName, np.ndarray]
 
@@ -97,7 +105,7 @@ class GpuInterpreter(Interpreter):
                env: Env) -> list[np.ndarray]:
         """One column per body result: its value at every point, in row-major order."""
         dtypes = [_dtype(t) for t in op.ret]
-        if self.vectorise and _scalar_only(op.body):
+        if self.vectorise and not binds_arrays(op.body):
             n = prod(dims)
             idx = np.unravel_index(np.arange(n, dtype=np.int64), dims)
             cols: Columns = {g: np.asarray(i, dtype=np.int64) for g, i in zip(op.space.gtids, idx)}
@@ -243,20 +251,6 @@ class _Vectorised:
             for v, r in zip(vals, self.body(e.body, sub, len(where))):
                 v[where] = r
             t += 1
-
-
-def _scalar_only(body: ir.Body) -> bool:
-    """Whether `body` binds no thread-private arrays (so it runs on columns)."""
-    for stm in body.stms:
-        if not all(isinstance(p.type, ir.Prim) for p in stm.pat):
-            return False
-        match stm.exp:
-            case ir.If(_, then_, else_, _) if not (_scalar_only(then_) and _scalar_only(else_)):
-                return False
-            case ir.Loop(merge, _, loop_body) if not (
-                    all(isinstance(p.type, ir.Prim) for p, _ in merge) and _scalar_only(loop_body)):
-                return False
-    return True
 
 
 def _column(v: Value, n: int, dtype: np.dtype) -> np.ndarray:

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from futgen.core.ir import Body, Lambda, SubExp, Type, VName
+from futgen.core.ir import Body, If, Lambda, Loop, Prim, SubExp, Type, VName
 
 MAX_ASSERT_ARGS = 8  # message arguments a kernel can report (plan.MAX_FAILURE_ARGS)
 
@@ -114,6 +114,20 @@ class SegScan:
 
 
 SegOp = SegMap | SegRed | SegScan
+
+
+def binds_arrays(body: Body) -> bool:
+    """Whether kernel code `body` binds arrays (thread-private ones), at any depth."""
+    for stm in body.stms:
+        if not all(isinstance(p.type, Prim) for p in stm.pat):
+            return True
+        match stm.exp:
+            case If(_, then_, else_, _) if binds_arrays(then_) or binds_arrays(else_):
+                return True
+            case Loop(merge, _, loop_body) if (
+                    not all(isinstance(p.type, Prim) for p, _ in merge) or binds_arrays(loop_body)):
+                return True
+    return False
 
 
 def num_red_results(op: SegRed | SegScan) -> int:

@@ -34,7 +34,7 @@ from futgen.codegen.cuda.lower import KernelLowering, Out
 from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product
 from futgen.codegen.plan import CTYPES, KernelPlan
 from futgen.core import ir
-from futgen.gpu.ir import SegMap
+from futgen.gpu.ir import SegMap, binds_arrays
 
 
 def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
@@ -48,7 +48,7 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     dims = [low.subexp(d) for d in op.space.dims]
     total, flat = low.fresh("total"), low.fresh("flat")
     threads = sc.host_product(op.space.dims)
-    if _has_private_arrays(op):
+    if binds_arrays(op.body) or any(isinstance(t, ir.ArrayT) for t in op.ret):
         threads = f"min({threads}, b.max_grid({BLOCK}) * {BLOCK})"
         low.mem = PrivateMemory(op.body, _allocator(sc, low, threads),
                                 Bin("+", Bin("*", BID, BDIM), TID), Bin("*", GDIM, BDIM))
@@ -68,23 +68,6 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     ]
     sc.kernel("segmap", low, body, threads)
     return sc.plan([("array", t.name) for t in outs])
-
-
-def _has_private_arrays(op: SegMap) -> bool:
-    return any(isinstance(t, ir.ArrayT) for t in op.ret) or any(
-        not isinstance(p.type, ir.Prim) for p in _bindings(op.body))
-
-
-def _bindings(body: ir.Body):
-    for stm in body.stms:
-        yield from stm.pat
-        match stm.exp:
-            case ir.If(_, then_, else_, _):
-                yield from _bindings(then_)
-                yield from _bindings(else_)
-            case ir.Loop(merge, _, loop_body):
-                yield from (p for p, _ in merge)
-                yield from _bindings(loop_body)
 
 
 def _allocator(sc: SegCompile, low: KernelLowering, threads: str) -> Alloc:
