@@ -39,6 +39,7 @@ from futgen.codegen.host import HostCode, PlanSegOp, compile_host
 from futgen.codegen.plan import KernelPlan
 from futgen.codegen.resources import runtime_dir, templates_dir
 from futgen.core import ir
+from futgen.core.internalise import UNIT_PRIM
 from futgen.errors import FutgenError, UnsupportedFeature
 from futgen.frontend import types as T
 from futgen.frontend.entry import (
@@ -193,7 +194,8 @@ def _check_leaves(sig: EntrySignature, fn: ir.Function) -> None:
     """The compiled function must take and return exactly the leaves of the
     signature's values, in order (internalisation's representation)."""
     def shape(ts: list[T.Type]) -> list[tuple[str, int]]:
-        return [(str(t.elem) if isinstance(t, T.Array) else str(t), T.rank(t)) for t in ts]
+        elems = (t.elem if isinstance(t, T.Array) else t for t in ts)
+        return [(UNIT_PRIM if T.is_unit(e) else str(e), T.rank(t)) for e, t in zip(elems, ts)]
 
     def core_shape(ts) -> list[tuple[str, int]]:
         return [(t.elem, len(t.shape)) if isinstance(t, ir.ArrayT) else (t.name, 0) for t in ts]
@@ -221,9 +223,11 @@ def _layout(t: T.Type, records: _RecordClasses, entry: str) -> str:
     comps = components(t)
     if comps is None:
         elem = t.elem if isinstance(t, T.Array) else t
+        dims = tuple(str(d) for d in t.shape) if isinstance(t, T.Array) else ()
+        if T.is_unit(elem):
+            return f"Unit({dims!r}, {str(t)!r})"
         if not isinstance(elem, T.Scalar):
             raise UnsupportedFeature(f"entry point {entry} with a value of type {t}")
-        dims = tuple(str(d) for d in t.shape) if isinstance(t, T.Array) else ()
         return f"Leaf({elem.name!r}, {dims!r}, {str(t)!r})"
     parts = [_layout(c, records, entry) for c in comps]
     rec = record_of(t)

@@ -59,8 +59,10 @@ def operator(it: Internaliser, op: str, ty: T.Type, loc: Loc) -> Fn:
     """A binary operator as a two-argument function value."""
     if op == "++":
         return Fn(ty, 2, lambda args, ret: _concat(it, args, loc))
-    if op in it.decls:
-        raise _unsupported(f"the user-defined operator {op}", loc)
+    if op in it.decls:  # a user-defined operator: its definition, as a name would be
+        from futgen.frontend.syntax import Var
+
+        return it.global_value(it.decls[op], Var(op, loc=loc, ty=ty), it.call_env or {})
     if op in (">->", "<-<"):
         from futgen.core.derived import compose_operator
 
@@ -252,8 +254,6 @@ def _filter(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
     def impl(args: list[Arg], ret: T.Type) -> V:
         (p, _), (xs, xt) = args
         leaves = _flatten(xs)
-        if any(not isinstance(r, ir.Prim) for r in _rows(it, leaves)):
-            raise _unsupported("filter on arrays of arrays", loc)
         w = it.width(leaves[0])
         flags = Fn(T.Arrow(None, _elem(xt), T.Tuple((T.I64, T.BOOL))), 1,
                    lambda a, _r: _flag(it, it.apply(p, a, loc)))
@@ -262,13 +262,41 @@ def _filter(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
         offsets, keep = it.bind(ir.Screma(w, _names(leaves), (scan,), (), lam),
                                 [ir.ArrayT("i64", (w,)), ir.ArrayT("bool", (w,))], "flt")
         m = _last_or_zero(it, offsets, w, loc)
+        pos = _positions(it, keep, offsets, w, loc)
+        if any(not isinstance(r, ir.Prim) for r in _rows(it, leaves)):
+            return gather_rows(it, xs, xt, place_indices(it, m, pos, w), loc)
         dests = [it.bind1(ir.Replicate((m,), ir.Constant(0 if t.name != "bool" else False,
                                                          t.name)),
                           ir.ArrayT(t.name, (m,)), "dest") for t in _rows(it, leaves)]
-        pos = _positions(it, keep, offsets, w, loc)
         return it.unflatten(ret, iter(scatter_soac(it, tuple(dests), [pos], tuple(leaves))))
 
     return Fn(ty, 2, impl)
+
+
+def place_indices(it: Internaliser, m: ir.SubExp, pos: ir.SubExp,
+                  w: ir.SubExp) -> ir.SubExp:
+    """`scatter (replicate m 0) pos (iota w)`: for each of `m` places, the
+    index of the element `pos` sends there."""
+    zeros = it.bind1(ir.Replicate((m,), ir.Constant(0, "i64")), ir.ArrayT("i64", (m,)), "dest")
+    iota = it.bind1(ir.Iota(w, ir.Constant(0, "i64"), ir.Constant(1, "i64")),
+                    ir.ArrayT("i64", (w,)), "iota")
+    [src] = scatter_soac(it, (zeros,), [pos], (iota,))
+    return src
+
+
+def gather_rows(it: Internaliser, xs: V, xt: T.Type, src: ir.SubExp, loc: Loc) -> V:
+    """`map (\\i -> xs[i]) src`: the rows of `xs` (of any row type) at `src`."""
+    elem = _elem(xt)
+
+    def row(args: list[Arg], _r: T.Type) -> V:
+        (i, _), = args
+        rows = [it.bind1(ir.Index(a.name, (ir.DimFix(i),), loc), ir.row(it.type_of(a)), "row")
+                for a in _flatten(xs)]
+        return it.unflatten(elem, iter(rows))
+
+    ret = T.array_of(elem, (T.AnySize(-1),))
+    f = Fn(T.Arrow(None, T.I64, elem), 1, row)
+    return map_soac(it, f, [(src, T.Array(T.I64, (T.AnySize(-1),)))], ret, loc)
 
 
 def _flag(it: Internaliser, b: ir.SubExp) -> V:

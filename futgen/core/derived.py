@@ -36,10 +36,12 @@ from futgen.core.builtins import (
     _names,
     _rows,
     binop_lambda,
+    gather_rows,
     hist_soac,
     identity_lambda,
     make_lambda,
     map_soac,
+    place_indices,
     scan_soac,
     scatter_soac,
 )
@@ -319,8 +321,6 @@ def _partition(k: int) -> Rule:
         preds = [p for p, _ in args[:-1]]
         xs, xt = args[-1]
         leaves = _flatten(xs)
-        if any(not isinstance(r, ir.Prim) for r in _rows(it, leaves)):
-            raise _unsupported("partition on arrays of arrays", loc)
         w = it.width(leaves[0])
         flag_t = T.Tuple(tuple([T.I64] * k * 2))
         classify = Fn(T.Arrow(None, _elem(xt), flag_t), 1,
@@ -335,10 +335,14 @@ def _partition(k: int) -> Rule:
         for m in sizes:
             starts.append(_i64(it, "+", starts[-1], m))
         pos = _positions(it, flags, offsets, starts, loc)
-        dests = [it.bind1(ir.Replicate((w,), ir.Constant(0 if t.name != "bool" else False,
-                                                         t.name)),
-                          ir.ArrayT(t.name, (w,)), "dest") for t in _rows(it, leaves)]
-        placed = it.unflatten(xt, iter(scatter_soac(it, tuple(dests), [pos], tuple(leaves))))
+        if any(not isinstance(r, ir.Prim) for r in _rows(it, leaves)):
+            placed = gather_rows(it, xs, xt, place_indices(it, w, pos, w), loc)
+        else:
+            dests = [it.bind1(ir.Replicate((w,), ir.Constant(0 if t.name != "bool" else False,
+                                                             t.name)),
+                              ir.ArrayT(t.name, (w,)), "dest") for t in _rows(it, leaves)]
+            placed = it.unflatten(xt, iter(scatter_soac(it, tuple(dests), [pos],
+                                                        tuple(leaves))))
         ends = [*starts[1:], w]
         return tuple(_slice(it, placed, xt, s, _i64(it, "-", e, s), loc)
                      for s, e in zip(starts, ends))
@@ -504,7 +508,9 @@ def _compose(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc,
     """`(f >-> g) x` and `(g <-< f) x`: `g (f x)`; `first` is the position of `f`."""
     f, g = args[first][0], args[1 - first][0]
     x, xt = args[2]
-    ft = args[first][1]
+    # f's own type is the instance it was made at; the argument's type may
+    # still name the type variables of the function that passed it.
+    ft = f.ty if isinstance(f, Fn) else args[first][1]
     assert isinstance(ft, T.Arrow)
     return it.apply(g, [(it.apply(f, [(x, xt)], loc), ft.ret)], loc)
 

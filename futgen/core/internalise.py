@@ -53,12 +53,18 @@ from futgen.core.checked import check_params
 from futgen.errors import Loc, UnsupportedFeature
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
+from futgen.frontend.written_sizes import match_dim, product_sizes
 from futgen.interp import prims
 
 # A source value: a SubExp, a tuple of values (tuple, record, array of
 # tuples), or a function value.
 V = Any
 Arg = tuple[V, T.Type]  # an argument and its source type
+
+# The unit value (`()`, `{}`) is one bool leaf rather than none, so that an
+# array of units keeps its shape like any other array.
+UNIT_PRIM = "bool"
+UNIT_VALUE = ir.Constant(False, UNIT_PRIM)
 
 
 @dataclass
@@ -195,17 +201,17 @@ class Internaliser:
         """The core types of the values representing a source value of type `t`
         (sizes naming top-level constants evaluated here unless not `constants`)."""
         t = self.subst(t)
-        if isinstance(t, T.Array) and t.elem == T.UNIT:
-            # No component arrays would be left to carry the array's length.
-            raise _unsupported("arrays of the unit type ()", loc)
         comps = self.components(t)
         if comps is not None:
             return [x for c in comps for x in self.leaf_types(c, env, loc, constants)]
+        if T.is_unit(t):  # one bool leaf, so that an array of units keeps its shape
+            return [ir.Prim(UNIT_PRIM)]
         match t:
             case T.Scalar(n):
                 return [ir.Prim(n)]
-            case T.Array(T.Scalar(n), shape, _):
-                return [ir.ArrayT(n, tuple(self.dim(d, env, constants) for d in shape))]
+            case T.Array(e, shape, _) if isinstance(e, T.Scalar) or T.is_unit(e):
+                return [ir.ArrayT(e.name if isinstance(e, T.Scalar) else UNIT_PRIM,
+                                  tuple(self.dim(d, env, constants) for d in shape))]
         raise _unsupported(f"a value of type {t}", loc)
 
     def dim(self, d: T.Dim, env: dict[str, V], constants: bool = True,
@@ -218,7 +224,8 @@ class Internaliser:
                 return ir.Constant(n, "i64")
             case T.SizeVar(n):
                 v = env.get(n)
-                if isinstance(v, ir.Var) and self.types.get(v.name) == ir.Prim("i64"):
+                if isinstance(v, ir.Var) and self.types.get(v.name) == ir.Prim("i64") \
+                        or isinstance(v, ir.Constant) and v.prim == "i64":
                     return v
                 if constants and n not in env and self.size_constant(n) is not None:
                     d = self.size_constant(n)
@@ -343,7 +350,7 @@ class Internaliser:
                 return env.get(name)
             case S.PAscribe(inner):
                 return self._pat_value(inner, env)
-            case S.PTuple(elems):
+            case S.PTuple(elems) if elems:
                 return tuple(self._pat_value(x, env) for x in elems)
             case S.PRecord(fields):
                 fs = dict(fields)
@@ -376,10 +383,10 @@ class Internaliser:
                 pass
             case S.PAscribe(inner):
                 self.bind_pat(inner, v, env)
-            case S.PTuple(elems):
+            case S.PTuple(elems) if elems:
                 for q, x in zip(elems, v):
                     self.bind_pat(q, x, env)
-            case S.PRecord(fields):
+            case S.PRecord(fields) if fields:
                 order = _field_order(self.subst(p.ty))
                 for f, q in fields:
                     self.bind_pat(q, v[order.index(f)], env)
@@ -428,6 +435,7 @@ class Internaliser:
         inst = self.subst(use.ty)
         tsub = _match(self._decl_type(d), inst, {})
         sizes = self.use_sizes(self._decl_type(d), d.tparams, inst, env)
+        sizes = {**self._product_sizes(d, inst, env), **sizes}
         if not d.params:
             return self.constant(d, inst, tsub, sizes, use.loc)
         with self.instance(tsub):
@@ -458,6 +466,13 @@ class Internaliser:
         `inst` at a use names, as SubExps in the use's environment `env`."""
         names = _size_params(tparams, generic)
         return {n: se for n, dim in _match_sizes(generic, inst, {}).items()
+                if n in names and (se := self.dim(dim, env)) is not None}
+
+    def _product_sizes(self, d: S.ValDecl, inst: T.Type, env: dict[str, V]) -> dict[str, V]:
+        """Size parameters that only products in parameter types name
+        (`futgen.frontend.written_sizes`), as SubExps at this use."""
+        names = _size_params(d.tparams, d.ty)
+        return {n: se for n, dim in product_sizes(d.params, inst).items()
                 if n in names and (se := self.dim(dim, env)) is not None}
 
     def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],
@@ -533,9 +548,13 @@ class Internaliser:
         return self.apply(f, args, e.loc)
 
     def _e_TupleExp(self, e: S.TupleExp, env: dict[str, V]) -> V:
+        if not e.elems:
+            return UNIT_VALUE
         return tuple(self.expr(x, env) for x in e.elems)
 
     def _e_RecordExp(self, e: S.RecordExp, env: dict[str, V]) -> V:
+        if not e.fields:
+            return UNIT_VALUE
         vals = {f: self.expr(x, env) for f, x in e.fields}
         return tuple(vals[f] for f in _field_order(self.subst(e.ty)))
 
@@ -739,8 +758,6 @@ class Internaliser:
 
     def _e_Index(self, e: S.Index, env: dict[str, V]) -> V:
         v = self.expr(e.expr, env)
-        if not _flatten(v):  # no component array is left to index
-            raise _unsupported("arrays of the unit type ()", e.loc)
         sl = self.slice(e.indices, _flatten(v)[0], env, e.loc)
         out = []
         for arr in _flatten(v):
@@ -934,8 +951,7 @@ def _match_sizes(generic: T.Type, inst: T.Type, sub: dict[str, T.Dim]) -> dict[s
     match generic, inst:
         case T.Array(ge, gs, _), T.Array(ie, is_, _):
             for g, i in zip(gs, is_):
-                if isinstance(g, T.SizeVar):
-                    sub.setdefault(g.name, i)
+                match_dim(g, i, sub)
             if len(gs) == len(is_):
                 _match_sizes(ge, ie, sub)
         case T.Tuple(ges), T.Tuple(ies):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from futgen_runtime.layout import UNIT_DTYPE
 
 from futgen.data.values import Value, format_scalar, value_type
 
@@ -54,6 +55,7 @@ def compare_value(i: int, expected: Value, actual: Value, tolerance: float) -> M
     """The first difference between two values, or None.  Tuples and records
     (an interpreter's dicts and arrays of tuples, a compiled package's named
     tuples and tuples of arrays alike) compare component by component."""
+    expected, actual = _unit_array(expected), _unit_array(actual)
     es, as_ = _components(expected), _components(actual)
     if es is not None or as_ is not None:
         if es is None or as_ is None or len(es) != len(as_):
@@ -72,6 +74,8 @@ def compare_value(i: int, expected: Value, actual: Value, tolerance: float) -> M
         )
     if e.shape != a.shape:
         return Mismatch(i, f"Value #{i}: expected shape {_shape(e)}, got {_shape(a)}")
+    if e.dtype == UNIT_DTYPE:
+        return None
     bad = _differing(e, a, tolerance)
     n = int(np.count_nonzero(bad))
     if n == 0:
@@ -82,6 +86,14 @@ def compare_value(i: int, expected: Value, actual: Value, tolerance: float) -> M
     if n > 1:
         msg += f" ({n - 1} other elements differ)"
     return Mismatch(i, msg, n)
+
+
+def _unit_array(v: Value) -> Value:
+    """An array of units (an interpreter's array of empty tuples) as a NumPy
+    array of the empty structured dtype, as a compiled package returns it."""
+    if getattr(v, "fields", None) in ((), {}) and hasattr(v, "shape"):
+        return np.empty(v.shape, dtype=UNIT_DTYPE)
+    return v
 
 
 def _components(v: Value) -> list[Value] | None:

@@ -471,12 +471,24 @@ def format_value(v: Value) -> str:
         return "(" + ", ".join(format_value(x) for x in v) + ")"
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k} = {format_value(x)}" for k, x in sorted(v.items())) + "}"
+    fields = getattr(v, "fields", None)  # an interpreter's array of tuples or records
+    if fields and hasattr(v, "shape"):
+        return format_value(fields)
+    if fields is not None or getattr(v, "dtype", None) == np.dtype([]):
+        return _format_units(tuple(v.shape))
     arr = np.asarray(v)
     if arr.ndim == 0:
         return format_scalar(arr[()])
     if 0 in arr.shape:
         return f"empty({value_type(arr)})"
     return _format_array(arr, 0)
+
+
+def _format_units(shape: tuple[int, ...]) -> str:
+    """An array of the unit type `()`."""
+    if 0 in shape:
+        return "empty(" + "".join(f"[{d}]" for d in shape) + "())"
+    return _layout(["()"] * int(np.prod(shape)), shape, 0, 0)
 
 
 def _format_array(arr: np.ndarray, col: int) -> str:

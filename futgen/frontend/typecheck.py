@@ -996,7 +996,7 @@ class Checker:
         if ascribed:
             pt = _substitute(pt, {}, {n: self.u.anonymous_size() for n in unnamed})
         else:
-            pt = _anonymise_sizes(self.zonk(pt), self.u)
+            pt = _loop_sizes(self.zonk(pt), self.u)
         loop_depth = self.depth
         self.cons.enter(loop_depth, "loop")
         consumed_before = set(self.cons.consumed)
@@ -1036,6 +1036,8 @@ class Checker:
         bt, bal = self.check(e.body)
         free_body = self.cons.unwatch()
         self.pop()
+        result = pt if ascribed else \
+            _invariant_sizes(self.zonk(pt), self.zonk(bt), self.zonk(it), self.u)
         self.unify(
             pt,
             bt,
@@ -1053,7 +1055,7 @@ class Checker:
         gone = self.cons.consume_loop_init(e.pat, zpt, params, consumed, ial, init.loc)
         self.cons.check_loop_free(free_body, gone, e.loc, "Loop body")
         self.cons.check_loop_free(free_cond, gone, e.loc, "Loop condition")
-        return pt, merge_alias(remove_alias(ial, gone), bal)
+        return self.zonk(result), merge_alias(remove_alias(ial, gone), bal)
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
         t = self.resolve(e.type)
@@ -1508,16 +1510,46 @@ def _is_higher_order(t: Type) -> bool:
     return False
 
 
-def _anonymise_sizes(t: Type, u: Unifier) -> Type:
-    """`t` with every size replaced by a fresh anonymous size (loop parameters)."""
+def _loop_sizes(t: Type, u: Unifier) -> Type:
+    """`t` with every size replaced by a fresh inference size: a loop
+    parameter's sizes are inferred from the body (`_invariant_sizes`)."""
     match t:
         case Array(e, shape, uq):
-            return Array(e, tuple(u.anonymous_size() for _ in shape), uq)
+            return Array(e, tuple(u.fresh_size() for _ in shape), uq)
         case Tuple(es):
-            return Tuple(tuple(_anonymise_sizes(x, u) for x in es))
+            return Tuple(tuple(_loop_sizes(x, u) for x in es))
         case Record(fs):
-            return Record(tuple((f, _anonymise_sizes(x, u)) for f, x in fs))
+            return Record(tuple((f, _loop_sizes(x, u)) for f, x in fs))
     return t
+
+
+def _invariant_sizes(param: Type, body: Type, init: Type, u: Unifier) -> Type:
+    """A loop's result type, as Futhark infers it: a size of the parameter
+    that the body gives back unchanged is the initial value's; one that
+    changes is anonymous (known at run time), in the body too."""
+    match param, body, init:
+        case Array(pe, ps, uq), Array(be, bs, _), Array(ie, is_, _) \
+                if len(ps) == len(bs) == len(is_):
+            shape = tuple(_loop_size(p, b, i, u) for p, b, i in zip(ps, bs, is_))
+            return Array(_invariant_sizes(pe, be, ie, u), shape, uq)
+        case Tuple(ps), Tuple(bs), Tuple(is_) if len(ps) == len(bs) == len(is_):
+            return Tuple(tuple(_invariant_sizes(p, b, i, u) for p, b, i in zip(ps, bs, is_)))
+        case Record(pf), Record(bf), Record(if_) if len(pf) == len(bf) == len(if_):
+            return Record(tuple((f, _invariant_sizes(p, b, i, u))
+                                for (f, p), (_, b), (_, i) in zip(pf, bf, if_)))
+    return param
+
+
+def _loop_size(p: Dim, b: Dim, i: Dim, u: Unifier) -> Dim:
+    p, b = u.dim(p), u.dim(b)
+    free = isinstance(p, SizeVar) and p.name.startswith("?")
+    if p == b:
+        if free:
+            u.unify_dims(p, i, lenient=True)
+        return u.dim(p)
+    if free:
+        u.unify_dims(p, u.anonymous_size())
+    return u.anonymous_size()
 
 
 def _is_named(d: Dim) -> bool:

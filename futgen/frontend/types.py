@@ -248,10 +248,18 @@ def ordered_fields(fields: tuple[tuple[str, Type], ...]) -> list[tuple[str, Type
     return list(fields)
 
 
+def is_unit(t: Type) -> bool:
+    """`()` or `{}`: a type with one value."""
+    return t in (UNIT, Record(()))
+
+
 def components(t: Type) -> list[Type] | None:
     """The parts of a tuple, record or array of them (each an array of the
-    element's parts), in representation order; None for primitives and
-    arrays of primitives."""
+    element's parts), in representation order; None for primitives, arrays
+    of primitives, the unit type and arrays of it (one leaf each, so that an
+    array of units keeps its shape)."""
+    if is_unit(t) or (isinstance(t, Array) and is_unit(t.elem)):
+        return None
     match t:
         case Tuple(es):
             return list(es)

@@ -26,6 +26,7 @@ from futgen.frontend import syntax as S
 from futgen.frontend import types as T
 from futgen.frontend.entry import EntrySignature, entry_signature
 from futgen.frontend.types import size_names
+from futgen.frontend.written_sizes import product_sizes
 from futgen.interp import values as V
 from futgen.interp.functions import Closure, FunVal, PyFun
 from futgen.interp.prims import BINOPS, scalar
@@ -301,6 +302,9 @@ class Interpreter:
         sizes: dict[str, T.Dim] = {}
         types: dict[str, T.Type] = {}
         _match_type(gty, ty, snames, tnames, sizes, types)
+        for n, d in product_sizes(c.params, ty).items():
+            if n in snames:
+                sizes.setdefault(n, d)
         extra: dict[str, Any] = {}
         for n, d in sizes.items():
             k = self.known_size(d, env)

@@ -114,11 +114,13 @@ def _class_name(module: ModuleType) -> str:
 class PackageBackend:
     """`futgen test --backend cpu|cuda`: build, import, run."""
 
-    skip_tags = frozenset({"script"})
-
     def __init__(self, kind: str) -> None:
         self.name = kind
         self.kind = kind
+        # The CPU backend is NumPy on the host: it skips, as Futhark's Python
+        # backend does, the runs Futhark tags `no_python` (arrays of several
+        # GiB, minutes of work per run).
+        self.skip_tags = frozenset({"script", "no_python"} if kind == "cpu" else {"script"})
 
     def prepare(self) -> None:
         """Import the compiler once, before the runner forks its workers."""

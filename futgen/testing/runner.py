@@ -213,7 +213,10 @@ def _test_file(path: str, options: TestOptions) -> FileResult:
         return FileResult(path, FAILED, [f"Compilation failed:\n{e}"])
     except Exception as e:  # noqa: BLE001 - a futgen bug fails this program only
         return FileResult(path, FAILED, [_internal_error("compiling", e)])
-    runs = _run_cases(program, spec, backend, excluded, options)
+    # A file-level tag the backend cannot honour skips every run, after the
+    # program has built (as the interpreter skips the runs tagged `compiled`).
+    skip_all = backend.skip_tags.intersection(spec.tags)
+    runs = _run_cases(program, spec, backend, excluded, options, skip_all)
     return _summarise(path, runs)
 
 
@@ -237,6 +240,7 @@ def _run_cases(
     backend: Backend,
     excluded: set[str],
     options: TestOptions,
+    skip_all: frozenset[str] = frozenset(),
 ) -> list[RunResult]:
     entries = program.entry_points()
     results = []
@@ -246,7 +250,8 @@ def _run_cases(
             continue
         params = entry_param_types(entries[io.entry])
         for run in io.runs:
-            results.append(_run_case(program, io.entry, params, run, backend, excluded, options))
+            results.append(_run_case(program, io.entry, params, run, backend, excluded, options,
+                                     skip_all))
     return results
 
 
@@ -268,11 +273,12 @@ def _run_case(
     backend: Backend,
     excluded: set[str],
     options: TestOptions,
+    skip_all: frozenset[str] = frozenset(),
 ) -> RunResult:
     def result(status: str, message: str = "", feature: str | None = None) -> RunResult:
         return RunResult(entry, run.description, status, message, feature)
 
-    skip = (excluded | backend.skip_tags).intersection(run.tags)
+    skip = (excluded | backend.skip_tags).intersection(run.tags) | skip_all
     if skip:
         return result(SKIPPED, f"tag {', '.join(sorted(skip))}")
     if run.auto_output:

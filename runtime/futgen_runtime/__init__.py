@@ -20,6 +20,7 @@ from .layout import (
     Param,
     RecordOf,
     TupleOf,
+    Unit,
     convert_args,
     convert_results,
     record_class,
@@ -27,7 +28,7 @@ from .layout import (
 
 __all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend", "CpuBackend",
            "CudaBackend", "FutgenError", "FutharkError", "Leaf", "Param", "RecordOf", "TupleOf",
-           "check_sizes", "convert_arg", "convert_args", "convert_result", "convert_results",
+           "Unit",            "check_sizes", "convert_arg", "convert_args", "convert_result", "convert_results",
            "make_backend", "record_class"]
 
 

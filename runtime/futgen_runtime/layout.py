@@ -10,6 +10,11 @@ dimensions in front.  A *layout* describes one parameter or result:
     Leaf(prim, dims, type)             f32, [n][m]f32: one leaf
     TupleOf(elems, rank, type)         (i32, f32), or [n](i32, f32) with rank 1
     RecordOf(cls, fields, rank, type)  fields: (futhark name, attribute, layout)
+    Unit(dims, type)                   (), [n](): `()`, or a NumPy array of the
+                                       empty structured dtype `np.dtype([])`
+
+The compiled function carries a unit, or an array of units, as one bool leaf
+(its shape is all it says).
 
 `type` is the Futhark type of the value at that position, for messages.
 `convert_args` checks and converts every argument of an entry point
@@ -23,6 +28,8 @@ from collections import namedtuple
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .args import check_sizes, convert_arg, convert_result
 from .errors import ArgumentTypeError, ArgumentValueError
@@ -57,7 +64,17 @@ class RecordOf:
     type: str
 
 
-Layout = Leaf | TupleOf | RecordOf
+@dataclass(frozen=True)
+class Unit:
+    """The unit type `()`, or (dims) an array of it."""
+
+    dims: tuple[str, ...]
+    type: str
+
+
+Layout = Leaf | TupleOf | RecordOf | Unit
+
+UNIT_DTYPE = np.dtype([])  # no fields, zero bytes: only the shape is left
 
 
 @dataclass(frozen=True)
@@ -117,6 +134,11 @@ def _convert(backend: Any, value: Any, layout: Layout, where: _Where, path: str,
         bindings += [(d, path, x.shape[i], layout.type)
                      for i, d in enumerate(layout.dims) if d]
         return
+    if isinstance(layout, Unit):
+        x = _unit_leaf(backend, value, layout, where, path)
+        leaves.append((path, x))
+        bindings += [(d, path, x.shape[i], layout.type) for i, d in enumerate(layout.dims) if d]
+        return
     start = len(leaves)
     if isinstance(layout, TupleOf):
         parts = _tuple_parts(value, layout, where, path)
@@ -128,6 +150,19 @@ def _convert(backend: Any, value: Any, layout: Layout, where: _Where, path: str,
             _convert(backend, part, elem, where, f"{path}.{fname}", leaves, bindings)
     if layout.rank:
         _check_outer_shapes(leaves[start:], layout, where, path)
+
+
+def _unit_leaf(backend: Any, value: Any, layout: Unit, where: _Where, path: str) -> Any:
+    rank = len(layout.dims)
+    if rank == 0:
+        if value != ():
+            raise ArgumentTypeError(f"{_expects(where, path, layout)}, got {value!r}")
+        return np.bool_(False)
+    if not (isinstance(value, np.ndarray) and value.dtype == UNIT_DTYPE
+            and value.ndim == rank):
+        raise ArgumentTypeError(f"{_expects(where, path, layout)}, an array of dtype np.dtype([]) "
+                                f"and rank {rank}; got {type(value).__name__}")
+    return backend.from_host(np.zeros(value.shape, dtype=np.bool_))
 
 
 def _expects(where: _Where, path: str, layout: Layout) -> str:
@@ -201,10 +236,13 @@ def convert_results(backend: Any, layouts: Sequence[Layout], leaves: Sequence[An
 def _build(backend: Any, layout: Layout, it: Any, device_results: bool) -> Any:
     if isinstance(layout, Leaf):
         return convert_result(backend, next(it), device_results)
+    if isinstance(layout, Unit):
+        leaf = next(it)
+        return np.empty(leaf.shape, dtype=UNIT_DTYPE) if layout.dims else ()
     if isinstance(layout, TupleOf):
         return tuple(_build(backend, e, it, device_results) for e in layout.elems)
     return layout.cls(*(_build(backend, e, it, device_results) for _, _, e in layout.fields))
 
 
-__all__ = ["Leaf", "Param", "RecordOf", "TupleOf", "convert_args", "convert_results",
+__all__ = ["Leaf", "Param", "RecordOf", "TupleOf", "Unit", "convert_args", "convert_results",
            "record_class"]

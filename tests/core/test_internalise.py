@@ -62,22 +62,6 @@ def test_integer_arithmetic_wraps() -> None:
     assert _run(src, "main", np.uint8(100)) == [np.uint8(45)]
 
 
-@pytest.mark.parametrize(("source", "feature", "line"), [
-    ("def (<+>) (x: i32) (y: i32) = x + y\nentry main (x: i32) : i32 =\n  x <+> x",
-     "operator <+>", 3),
-    ("entry main (xs: [][]i32) : [][]i32 =\n  filter (\\r -> r[0] > 0) xs",
-     "filter on arrays of arrays", 2),
-    (("def units (n: i64) : [n]() = replicate n ()\nentry main (n: i64) : i64 =\n"
-      "  length (units n)"), "unit type", 1),
-])
-def test_unsupported_constructs_name_feature_and_location(source: str, feature: str,
-                                                          line: int) -> None:
-    with pytest.raises(UnsupportedFeature) as info:
-        internalise(check_source(source, "bad.fut"))
-    assert feature in info.value.feature
-    assert info.value.loc is not None and info.value.loc.line == line
-
-
 def test_size_parameter_no_argument_or_type_gives_is_unsupported_where_used() -> None:
     src = """
 def f [n] (_: [n]i32 -> i32) : i64 = n + 1

@@ -184,6 +184,14 @@ def test_tags_skip_programs_and_runs(tmp_path):
     assert r.status == PASSED and r.run_counts() == {PASSED: 1, FAILED: 0, SKIPPED: 3, UNSUPPORTED: 0}
 
 
+def test_file_tag_the_backend_cannot_honour_builds_and_skips_every_run(tmp_path):
+    text = "-- ==\n-- tags { compiled }\n-- input { [1] } output { 2 }\ndef main\n"
+    r = run_file(prog(tmp_path, "big.fut", text), OPTS)
+    assert r.status == PASSED and r.run_counts()[SKIPPED] == 1
+    r = run_file(prog(tmp_path, "big2.fut", text + "COMPILE_ERROR\n"), OPTS)
+    assert r.status == FAILED
+
+
 def test_malformed_block_fails_the_program(tmp_path):
     r = run_file(prog(tmp_path, "s.fut", "-- ==\n-- input { 1\ndef main\n"), OPTS)
     assert r.status == FAILED and "s.fut:2:" in r.messages[0]
