@@ -117,7 +117,7 @@ def _elem_prim(it: Internaliser, a: ir.SubExp) -> str:
 def _result_dims(it: Internaliser, ret: T.Type, k: int) -> list[ir.SubExp | None]:
     """The outer `k` sizes of the result type, where known at the call."""
     assert isinstance(ret, T.Array), ret
-    return [it.dim(d, it.call_env, exprs=True) for d in ret.shape[:k]]
+    return [it.dim(d, it.call_env, exprs=True) or it.anonymous_dim(d) for d in ret.shape[:k]]
 
 
 def _unflatten_k(k: int) -> Rule:

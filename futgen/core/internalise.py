@@ -121,6 +121,10 @@ class Internaliser:
         # The source environment of the application being internalised, so
         # that built-ins can name the sizes of their results.
         self.call_env: dict[str, V] = {}
+        # Anonymous sizes of the checker (`T.AnySize`, a size known only at
+        # run time, shared by the types it unified) -> an array that has it,
+        # and at which dimension (`anonymous_dim`).
+        self.anonymous: dict[int, tuple[ir.Var, int]] = {}
 
     def run(self) -> ir.Program:
         for d in self.entries:
@@ -398,7 +402,35 @@ class Internaliser:
         method = getattr(self, "_e_" + type(e).__name__, None)
         if method is None:
             raise _unsupported(f"expression {type(e).__name__}", e.loc)
-        return method(e, env)
+        v = method(e, env)
+        if not isinstance(e.ty, T.Scalar | None):
+            self._note_anonymous(e.ty, v)
+        return v
+
+    def _note_anonymous(self, t: T.Type, v: V) -> None:
+        t = self.subst(t)
+        comps = self.components(t)
+        if comps is not None:
+            if isinstance(v, tuple):
+                for c, x in zip(comps, v):
+                    self._note_anonymous(c, x)
+        elif isinstance(t, T.Array) and isinstance(v, ir.Var):
+            for k, d in enumerate(t.shape):
+                if isinstance(d, T.AnySize) and d.id >= 0:
+                    self.anonymous[d.id] = (v, k)
+
+    def anonymous_dim(self, d: T.Dim) -> ir.SubExp | None:
+        """The run-time value of an anonymous size that an array in scope has."""
+        if not isinstance(d, T.AnySize) or d.id not in self.anonymous:
+            return None
+        arr, k = self.anonymous[d.id]
+        t = self.types.get(arr.name)
+        if not isinstance(t, ir.ArrayT):
+            return None  # out of scope here
+        known = t.shape[k]
+        if isinstance(known, ir.Constant) or isinstance(known, ir.Var) and known.name in self.types:
+            return known
+        return self.bind1(ir.ArraySize(arr.name, k), ir.Prim("i64"), "n")
 
     def subexp(self, e: S.Expr, env: dict[str, V]) -> ir.SubExp:
         """A scalar or array-of-primitive expression as one SubExp."""

@@ -1466,7 +1466,7 @@ def _close_sizes(t: Type, u: Unifier, keep: set[str] = frozenset(),
     they name is the one of the use."""
     free = _free_size_vars(t) - keep
     if free:
-        t = _substitute(t, {}, {n: u.anonymous_size() for n in free})
+        t = _substitute(t, {}, {n: u.weak.get(n) or u.anonymous_size() for n in free})
     return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d, exprs) else d)
 
 
@@ -1547,8 +1547,8 @@ def _loop_size(p: Dim, b: Dim, i: Dim, u: Unifier) -> Dim:
         if free:
             u.unify_dims(p, i, lenient=True)
         return u.dim(p)
-    if free:
-        u.unify_dims(p, u.anonymous_size())
+    if free:  # the body sees a size known only at run time
+        u.sizes[p.name] = u.anonymous_size()
     return u.anonymous_size()
 
 

@@ -63,6 +63,10 @@ class Unifier:
     def __init__(self) -> None:
         self.types: dict[str, Type] = {}
         self.sizes: dict[str, Dim] = {}
+        # An inference size that met an anonymous size (`zip xs ys`, `xs` of a
+        # size known only at run time) is that size unless a named one comes
+        # later: the binding is kept aside and used when the size is closed.
+        self.weak: dict[str, AnySize] = {}
         self.constraints: dict[str, Constraint] = {}
         self._counter = itertools.count()
 
@@ -187,13 +191,19 @@ class Unifier:
 
     def unify_dims(self, d1: Dim, d2: Dim, lenient: bool = False) -> None:
         d1, d2 = self.dim(d1), self.dim(d2)
-        if d1 == d2 or isinstance(d1, AnySize) or isinstance(d2, AnySize):
+        if d1 == d2:
+            return
+        if isinstance(d1, AnySize) or isinstance(d2, AnySize):
+            var, anon = (d2, d1) if isinstance(d1, AnySize) else (d1, d2)
+            if not lenient and isinstance(var, SizeVar) and var.name.startswith("?") \
+                    and isinstance(anon, AnySize):
+                self.weak.setdefault(var.name, anon)
             return
         if isinstance(d1, SizeVar) and d1.name.startswith("?"):
-            self.sizes[d1.name] = d2
+            self._bind_size(d1.name, d2)
             return
         if isinstance(d2, SizeVar) and d2.name.startswith("?"):
-            self.sizes[d2.name] = d1
+            self._bind_size(d2.name, d1)
             return
         if isinstance(d1, SizeProd) or isinstance(d2, SizeProd):
             self._unify_products(d1, d2, lenient)
@@ -202,6 +212,11 @@ class Unifier:
             return  # differently written sizes may be equal: checked at run time
         if not lenient:
             raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.')
+
+    def _bind_size(self, name: str, d: Dim) -> None:
+        self.sizes[name] = d
+        if name in self.weak and isinstance(d, SizeVar) and d.name.startswith("?"):
+            self.weak.setdefault(d.name, self.weak[name])
 
     def _unify_products(self, d1: Dim, d2: Dim, lenient: bool) -> None:
         """Products of as many factors match factor by factor (as Futhark,

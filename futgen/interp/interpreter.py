@@ -134,6 +134,8 @@ class Interpreter:
         seen: dict[str, int] = {}
         for i, (t, a) in enumerate(zip(ts, args)):
             for dname, n in _size_bindings(t, a):
+                if dname.startswith("#anon"):
+                    continue
                 if dname in seen and seen[dname] != n:
                     raise DataError(f"entry {name}: argument {i + 1} has size {n} for "
                                     f"\"{dname}\", but an earlier argument gives {seen[dname]}")
@@ -245,6 +247,9 @@ class Interpreter:
             v = self.lookup(d.name, env)
             if isinstance(v, np.integer | int):
                 return int(v)
+        if isinstance(d, T.AnySize):
+            v = self.lookup(anonymous_key(d), env)
+            return int(v) if isinstance(v, np.integer) else None
         if isinstance(d, T.SizeProd):
             left, right = (self.known_size(f, env) for f in d.factors)
             return None if left is None or right is None else left * right
@@ -474,9 +479,12 @@ class Interpreter:
         v = self.eval(e.value, env)
         env = dict(env)
         self.bind(e.pat, v, env)
-        if e.sizes:
+        anonymous = e.__dict__.get("_anonymous")
+        if anonymous is None:
+            anonymous = e.__dict__["_anonymous"] = _has_anonymous(e.pat.ty)
+        if e.sizes or anonymous:
             for n, s in pat_size_bindings(e.pat, v):
-                if n in e.sizes:
+                if n in e.sizes or n.startswith("#anon"):
                     env[n] = np.int64(s)
         return self.eval(e.body, env)
 
@@ -635,6 +643,8 @@ def _size_bindings(t: Any, v: Any) -> list[tuple[str, int]]:
         for d, n in zip(t.shape, shape):
             if isinstance(d, T.SizeVar):
                 out.append((d.name, n))
+            elif isinstance(d, T.AnySize) and d.id >= 0:
+                out.append((anonymous_key(d), n))
         if not isinstance(t.elem, T.Scalar) and isinstance(v, V.StructArray):
             out += _size_bindings(t.elem, V.index_all(v))
     elif isinstance(t, T.Tuple) and isinstance(v, tuple):
@@ -645,6 +655,24 @@ def _size_bindings(t: Any, v: Any) -> list[tuple[str, int]]:
             if f in v:
                 out += _size_bindings(x, v[f])
     return out
+
+
+def anonymous_key(d: T.AnySize) -> str:
+    """The environment's name for an anonymous size of the checker (a size
+    known only at run time, shared by the types it unified), bound where a
+    let gives it to a value (`rep` and `unflatten` read it)."""
+    return f"#anon{d.id}"
+
+
+def _has_anonymous(t: Any) -> bool:
+    match t:
+        case T.Array(e, shape, _):
+            return any(isinstance(d, T.AnySize) for d in shape) or _has_anonymous(e)
+        case T.Tuple(es):
+            return any(map(_has_anonymous, es))
+        case T.Record(fs):
+            return any(_has_anonymous(x) for _, x in fs)
+    return False
 
 
 def pat_size_bindings(p: Any, v: Any) -> list[tuple[str, int]]:

@@ -91,3 +91,14 @@ entry filter_rows [n][m] (xss: [n][m]i32) (ys: [n]f32) : ([][m]i32, []f32, [][m]
   let (kept, ks) = unzip (filter (\(r, _) -> r[0] > 0) (zip xss ys))
   let (_, negative) = partition (\r -> r[0] > 0) xss
   in (kept, ks, negative)
+
+-- `rep` takes its size from where its result goes: here the indices of an
+-- array whose size changes from one iteration to the next.
+-- ==
+-- entry: rep_in_loop
+-- input { [1i64, 2i64, 3i64] } output { [7i64, 7i64] }
+-- input { [5i64, 0i64, 9i64, 1i64] } output { [7i64, 7i64] }
+entry rep_in_loop (xs: []i64) : []i64 =
+  loop ys = xs for _i < 2 do
+    let ys = filter (> 0) (map (\y -> y - 1) ys)
+    in scatter (copy ys) (indices ys) (rep 7)
