@@ -195,9 +195,10 @@ class HostCompiler:
     def _free(self, stm: ir.Stm) -> list[ir.VName]:
         return sorted(free_vars(stm.exp), key=lambda v: v.tag)
 
-    def host_soac(self, em: Emitter, stm: ir.Stm) -> None:
-        """A SOAC on NumPy arrays, whichever backend runs the program."""
-        free = self._free(stm)
+    def host_soac(self, em: Emitter, stm: ir.Stm, sizes: tuple[ir.VName, ...] = ()) -> None:
+        """A SOAC on NumPy arrays, whichever backend runs the program; `sizes`
+        are host variables giving the rows' shapes of empty results."""
+        free = sorted({*self._free(stm), *sizes}, key=lambda v: v.tag)
         def shape_of(t: ir.Type, w: str) -> str:
             return _shape_of(t, w, set(free))
 
@@ -219,14 +220,10 @@ class HostCompiler:
 
     def segop(self, em: Emitter, stm: ir.Stm) -> None:
         """A SegOp: its kernel plan on CUDA, vectorised NumPy on the CPU backend."""
-        free = self._free(stm)
-        fn = self._module_function("segop", stm, [pyname(v) for v in free],
-                                   lambda inner: nk.emit_segop(inner, stm, self))
         names = [pyname(p.name) for p in stm.pat]
-        cpu_call = f"{', '.join(names)}, = {fn}(self, b, {', '.join(pyname(v) for v in free)})"
         plan = self._plan(stm)
         if plan is None:
-            em.line(cpu_call)
+            self._cpu_segop(em, stm)
             return
         with em.block('if b.kind == "cuda":'):
             for t in plan.thresholds:
@@ -235,7 +232,22 @@ class HostCompiler:
                 em.line(f"{t.key} = self.tuning.get({name!r}, {t.default})")
             _emit_plan(em, plan, names)
         with em.block("else:"):
-            em.line(cpu_call)
+            self._cpu_segop(em, stm)
+
+    def _cpu_segop(self, em: Emitter, stm: ir.Stm) -> None:
+        """A SegOp as vectorised NumPy, or (threads with private arrays) the
+        map it came from, row by row with whole-array inner SOACs."""
+        host = getattr(stm.exp, "host", None)
+        if host is not None:
+            sizes = tuple(d.name for t in stm.exp.ret if isinstance(t, ir.ArrayT)
+                          for d in t.shape if isinstance(d, ir.Var))
+            self.host_soac(em, host, sizes)
+            return
+        free = self._free(stm)
+        fn = self._module_function("segop", stm, [pyname(v) for v in free],
+                                   lambda inner: nk.emit_segop(inner, stm, self))
+        names = [pyname(p.name) for p in stm.pat]
+        em.line(f"{', '.join(names)}, = {fn}(self, b, {', '.join(pyname(v) for v in free)})")
 
     def _plan(self, stm: ir.Stm) -> KernelPlan | None:
         if self.plan_segop is None:

@@ -430,10 +430,8 @@ def emit_segop(em: Emitter, stm: ir.Stm, rows: RowCompiler) -> list[str]:
     dims = em.fresh("dims")
     em.line(f"{dims} = {tuple_text([f'int({subexp(d)})' for d in op.space.dims])}")
     em.line(f"_n = int(np.prod({dims}, dtype=np.int64))")
-    if not is_kernel_body(op.body):
-        if not isinstance(op, gpu.SegMap):
-            raise UnsupportedFeature(f"{type(op).__name__} whose body is not kernel code")
-        return _segmap_points(em, op, dims, rows)
+    if not is_kernel_body(op.body):  # a SegMap with private arrays runs its `host` map
+        raise UnsupportedFeature(f"{type(op).__name__} whose body is not kernel code")
     em.line(f"{tuple_text([pyname(g) for g in op.space.gtids])} = S.points({dims})")
     results = LaneCompiler(em).body(op.body, set(op.space.gtids))
     cols = []
@@ -453,22 +451,3 @@ def emit_segop(em: Emitter, stm: ir.Stm, rows: RowCompiler) -> list[str]:
         out += part
         k += n
     return out + cols[k:]
-
-
-def _segmap_points(em: Emitter, op: gpu.SegMap, dims: str, rows: RowCompiler) -> list[str]:
-    """A SegMap whose threads build private arrays, run point by point as host
-    code (vectorising over points would need lane arrays of arrays)."""
-    acc, flat = em.fresh("rows"), em.fresh("flat")
-    em.line(f"{acc} = []")
-    with em.block(f"for {flat} in range(_n):"):
-        gtids = tuple_text([pyname(g) for g in op.space.gtids])
-        em.line(f"{gtids} = (np.int64(i) for i in np.unravel_index({flat}, {dims}))")
-        em.line(f"{acc}.append({tuple_text(rows.inline_body(em, op.body))})")
-    cols = []
-    for k, t in enumerate(op.ret):
-        inner = tuple_text([f"int({subexp(d)})" for d in getattr(t, "shape", ())])
-        c = em.fresh("col")
-        em.line(f"{c} = S.stack([r[{k}] for r in {acc}], {_prim(t)!r}, (_n, *{inner}))"
-                f".reshape({dims} + {inner})")
-        cols.append(c)
-    return cols

@@ -27,7 +27,8 @@ def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
 
     init = it.expr(e.init, env) if e.init is not None else it._pat_value(e.pat, env)
     inits = _flatten(init)
-    types = [_existential(t) for t in it.leaf_types(e.pat.ty, {}, e.loc)]
+    types = [_merge_type(t, r, it.type_of(x)) for t, r, x in
+             zip(it.leaf_types(e.pat.ty, {}, e.loc), _source_leaves(it, e.ty), inits)]
     params = [ir.Param(it.fresh(_base(e.pat)), t) for t in types]
     merge = list(zip(params, inits))
     pat_value = it.unflatten(e.pat.ty, iter(ir.Var(p.name) for p in params))
@@ -58,10 +59,24 @@ def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
     return it.unflatten(e.pat.ty, iter(outs[:len(params)]))
 
 
-def _existential(t: ir.Type) -> ir.Type:
-    """`t` with every size unknown: even a constant size in the checked
-    pattern type may be the initial value's only (`loop acc = [] ...`)."""
-    return t if isinstance(t, ir.Prim) else ir.ArrayT(t.elem, (None,) * len(t.shape))
+def _merge_type(t: ir.Type, result: T.Type, init: ir.Type) -> ir.Type:
+    """A merge parameter's type: a size the body keeps (the type checker
+    gives the loop's `result` that size, not an anonymous one) is the
+    initial value's; any other is unknown, even a constant size in the
+    checked pattern type, which may be the initial value's only (`loop acc =
+    [] ...`)."""
+    if isinstance(t, ir.Prim):
+        return t
+    kept = [not isinstance(d, T.AnySize) for d in result.shape] \
+        if isinstance(result, T.Array) else [False] * len(t.shape)
+    have = init.shape if isinstance(init, ir.ArrayT) else (None,) * len(t.shape)
+    return ir.ArrayT(t.elem, tuple(h if k else None for k, h in zip(kept, have)))
+
+
+def _source_leaves(it: Internaliser, t: T.Type) -> list[T.Type]:
+    """The source types of the leaves of a value of type `t`."""
+    comps = it.components(t)
+    return [t] if comps is None else [x for c in comps for x in _source_leaves(it, c)]
 
 
 def _bind_sizes(it: Internaliser, e: S.Loop, env: dict[str, V]) -> None:

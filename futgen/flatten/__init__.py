@@ -47,7 +47,7 @@ from futgen.flatten import interchange
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.kernel import KernelBuilder, NotKernel, inline
 from futgen.flatten.names import NameSource, param_types, substitute
-from futgen.gpu.ir import SegBinOp, SegMap, SegRed, SegScan, SegSpace
+from futgen.gpu.ir import SegBinOp, SegMap, SegRed, SegScan, SegSpace, binds_arrays
 
 LEVEL = "grid"
 
@@ -113,6 +113,10 @@ class _Flattener:
             op = self.level(kb, e, (), (), [])
         except NotKernel:
             return None
+        if isinstance(op, SegMap) and binds_arrays(op.body):
+            # The rows' shapes as the threads found them (the lambda may say `[?]`).
+            lam = replace(stm.exp.map_lam, ret=op.ret)
+            op = replace(op, host=replace(stm, exp=replace(stm.exp, map_lam=lam)))
         return [*kb.hoisted, ir.Stm(stm.pat, op)]
 
     def _inlined(self, lam: ir.Lambda) -> ir.Lambda:

@@ -996,7 +996,7 @@ class Checker:
         if ascribed:
             pt = _substitute(pt, {}, {n: self.u.anonymous_size() for n in unnamed})
         else:
-            pt = _loop_sizes(self.zonk(pt), self.u)
+            pt = fresh_pt = _loop_sizes(self.zonk(pt), self.u)
         loop_depth = self.depth
         self.cons.enter(loop_depth, "loop")
         consumed_before = set(self.cons.consumed)
@@ -1036,8 +1036,8 @@ class Checker:
         bt, bal = self.check(e.body)
         free_body = self.cons.unwatch()
         self.pop()
-        result = pt if ascribed else \
-            _invariant_sizes(self.zonk(pt), self.zonk(bt), self.zonk(it), self.u)
+        result = pt if ascribed else _invariant_sizes(
+            self.zonk(pt), self.zonk(bt), self.zonk(it), self.u, _size_pairs(fresh_pt, self.zonk(it)))
         self.unify(
             pt,
             bt,
@@ -1523,27 +1523,48 @@ def _loop_sizes(t: Type, u: Unifier) -> Type:
     return t
 
 
-def _invariant_sizes(param: Type, body: Type, init: Type, u: Unifier) -> Type:
+def _size_pairs(t: Type, other: Type) -> dict[str, Dim]:
+    """The sizes of `other` at the places of the size variables of `t`."""
+    match t, other:
+        case Array(e, shape, _), Array(oe, oshape, _) if len(shape) == len(oshape):
+            out = {d.name: o for d, o in zip(shape, oshape) if isinstance(d, SizeVar)}
+            return out | _size_pairs(e, oe)
+        case Tuple(es), Tuple(os) if len(es) == len(os):
+            return {k: v for x, y in zip(es, os) for k, v in _size_pairs(x, y).items()}
+        case Record(fs), Record(ofs) if len(fs) == len(ofs):
+            return {k: v for (_, x), (_, y) in zip(fs, ofs) for k, v in _size_pairs(x, y).items()}
+    return {}
+
+
+def _invariant_sizes(param: Type, body: Type, init: Type, u: Unifier,
+                     inits: dict[str, Dim]) -> Type:
     """A loop's result type, as Futhark infers it: a size of the parameter
-    that the body gives back unchanged is the initial value's; one that
-    changes is anonymous (known at run time), in the body too."""
+    that the body gives back unchanged (or gives back as another parameter's
+    size of the same initial size, as when arrays swap) is the initial
+    value's; one that changes is anonymous (known at run time), in the body
+    too.  `inits` are the initial sizes of the parameters' size variables."""
     match param, body, init:
         case Array(pe, ps, uq), Array(be, bs, _), Array(ie, is_, _) \
                 if len(ps) == len(bs) == len(is_):
-            shape = tuple(_loop_size(p, b, i, u) for p, b, i in zip(ps, bs, is_))
-            return Array(_invariant_sizes(pe, be, ie, u), shape, uq)
+            shape = tuple(_loop_size(p, b, i, u, inits) for p, b, i in zip(ps, bs, is_))
+            return Array(_invariant_sizes(pe, be, ie, u, inits), shape, uq)
         case Tuple(ps), Tuple(bs), Tuple(is_) if len(ps) == len(bs) == len(is_):
-            return Tuple(tuple(_invariant_sizes(p, b, i, u) for p, b, i in zip(ps, bs, is_)))
+            return Tuple(tuple(_invariant_sizes(p, b, i, u, inits)
+                               for p, b, i in zip(ps, bs, is_)))
         case Record(pf), Record(bf), Record(if_) if len(pf) == len(bf) == len(if_):
-            return Record(tuple((f, _invariant_sizes(p, b, i, u))
+            return Record(tuple((f, _invariant_sizes(p, b, i, u, inits))
                                 for (f, p), (_, b), (_, i) in zip(pf, bf, if_)))
     return param
 
 
-def _loop_size(p: Dim, b: Dim, i: Dim, u: Unifier) -> Dim:
+def _loop_size(p: Dim, b: Dim, i: Dim, u: Unifier, inits: dict[str, Dim]) -> Dim:
     p, b = u.dim(p), u.dim(b)
     free = isinstance(p, SizeVar) and p.name.startswith("?")
-    if p == b:
+
+    def initial(d: Dim) -> Dim:
+        return u.dim(inits[d.name]) if isinstance(d, SizeVar) and d.name in inits else d
+
+    if p == b or initial(p) == initial(b):
         if free:
             u.unify_dims(p, i, lenient=True)
         return u.dim(p)

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from futgen.core.ir import Body, If, Lambda, Loop, Prim, SubExp, Type, VName
+from futgen.core.ir import Body, If, Lambda, Loop, Prim, Stm, SubExp, Type, VName
 
 MAX_ASSERT_ARGS = 8  # message arguments a kernel can report (plan.MAX_FAILURE_ARGS)
 
@@ -83,12 +83,18 @@ class SegBinOp:
 
 @dataclass(frozen=True, slots=True)
 class SegMap:
-    """One result array of shape `space.dims` per value the body returns."""
+    """One result array of shape `space.dims` per value the body returns.
+
+    `host` is the core map statement it implements, kept where the threads
+    build private arrays: a backend without private memory (the CPU
+    backend) runs that map row by row, its inner SOACs whole-array
+    operations, rather than the threads' sequential loops."""
 
     level: str
     space: SegSpace
     ret: tuple[Type, ...]
     body: Body
+    host: Stm | None = None
 
 
 @dataclass(frozen=True, slots=True)
