@@ -52,6 +52,7 @@ from futgen.frontend.types import (
     INTS,
     NUMERIC,
     PRIMS,
+    AnySize,
     Array,
     Arrow,
     Dim,
@@ -1511,11 +1512,12 @@ def _is_higher_order(t: Type) -> bool:
 
 
 def _loop_sizes(t: Type, u: Unifier) -> Type:
-    """`t` with every size replaced by a fresh inference size: a loop
-    parameter's sizes are inferred from the body (`_invariant_sizes`)."""
+    """`t` with every size replaced by a fresh anonymous size: inside the
+    body a loop parameter's sizes may be anything (`_invariant_sizes` then
+    finds those the body keeps)."""
     match t:
         case Array(e, shape, uq):
-            return Array(e, tuple(u.fresh_size() for _ in shape), uq)
+            return Array(e, tuple(u.anonymous_size() for _ in shape), uq)
         case Tuple(es):
             return Tuple(tuple(_loop_sizes(x, u) for x in es))
         case Record(fs):
@@ -1523,11 +1525,11 @@ def _loop_sizes(t: Type, u: Unifier) -> Type:
     return t
 
 
-def _size_pairs(t: Type, other: Type) -> dict[str, Dim]:
-    """The sizes of `other` at the places of the size variables of `t`."""
+def _size_pairs(t: Type, other: Type) -> dict[Dim, Dim]:
+    """The sizes of `other` at the places of the anonymous sizes of `t`."""
     match t, other:
         case Array(e, shape, _), Array(oe, oshape, _) if len(shape) == len(oshape):
-            out = {d.name: o for d, o in zip(shape, oshape) if isinstance(d, SizeVar)}
+            out = {d: o for d, o in zip(shape, oshape) if isinstance(d, AnySize)}
             return out | _size_pairs(e, oe)
         case Tuple(es), Tuple(os) if len(es) == len(os):
             return {k: v for x, y in zip(es, os) for k, v in _size_pairs(x, y).items()}
@@ -1537,12 +1539,12 @@ def _size_pairs(t: Type, other: Type) -> dict[str, Dim]:
 
 
 def _invariant_sizes(param: Type, body: Type, init: Type, u: Unifier,
-                     inits: dict[str, Dim]) -> Type:
+                     inits: dict[Dim, Dim]) -> Type:
     """A loop's result type, as Futhark infers it: a size of the parameter
-    that the body gives back unchanged (or gives back as another parameter's
-    size of the same initial size, as when arrays swap) is the initial
-    value's; one that changes is anonymous (known at run time), in the body
-    too.  `inits` are the initial sizes of the parameters' size variables."""
+    that the body gives back unchanged (or as another parameter's size of the
+    same initial size, as when arrays swap) is the initial value's; any other
+    is anonymous (known at run time).  `inits` are the parameters' initial
+    sizes."""
     match param, body, init:
         case Array(pe, ps, uq), Array(be, bs, _), Array(ie, is_, _) \
                 if len(ps) == len(bs) == len(is_):
@@ -1557,20 +1559,12 @@ def _invariant_sizes(param: Type, body: Type, init: Type, u: Unifier,
     return param
 
 
-def _loop_size(p: Dim, b: Dim, i: Dim, u: Unifier, inits: dict[str, Dim]) -> Dim:
-    p, b = u.dim(p), u.dim(b)
-    free = isinstance(p, SizeVar) and p.name.startswith("?")
-
-    def initial(d: Dim) -> Dim:
-        return u.dim(inits[d.name]) if isinstance(d, SizeVar) and d.name in inits else d
-
-    if p == b or initial(p) == initial(b):
-        if free:
-            u.unify_dims(p, i, lenient=True)
-        return u.dim(p)
-    if free:  # the body sees a size known only at run time
-        u.sizes[p.name] = u.anonymous_size()
-    return u.anonymous_size()
+def _loop_size(p: Dim, b: Dim, i: Dim, u: Unifier, inits: dict[Dim, Dim]) -> Dim:
+    b = u.dim(b)
+    if isinstance(b, SizeVar) and b.name in u.weak:  # a size that met only anonymous ones
+        b = u.weak[b.name]
+    initial_p, initial_b = inits.get(p, p), inits.get(b, b)
+    return u.dim(i) if initial_p == initial_b else u.anonymous_size()
 
 
 def _is_named(d: Dim) -> bool:

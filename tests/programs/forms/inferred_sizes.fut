@@ -102,3 +102,14 @@ entry rep_in_loop (xs: []i64) : []i64 =
   loop ys = xs for _i < 2 do
     let ys = filter (> 0) (map (\y -> y - 1) ys)
     in scatter (copy ys) (indices ys) (rep 7)
+
+-- A loop whose body sometimes keeps its array and sometimes makes a longer
+-- one: the array's size is not the initial one after the loop.
+-- ==
+-- entry: keep_or_grow
+-- input { [1i64, 5i64, 2i64] } output { 5i64 10i64 }
+-- input { empty([0]i64) } output { 3i64 3i64 }
+entry keep_or_grow (a: []i64) : (i64, i64) =
+  let b = loop b = iota 3 for i < length a do
+            if a[i] < length b then b else iota a[i]
+  in (length b, i64.sum b)
