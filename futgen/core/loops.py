@@ -27,7 +27,7 @@ def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
 
     init = it.expr(e.init, env) if e.init is not None else it._pat_value(e.pat, env)
     inits = _flatten(init)
-    types = [_merge_type(t, r, it.type_of(x)) for t, r, x in
+    types = [_merge_type(it, t, r, x) for t, r, x in
              zip(it.leaf_types(e.pat.ty, {}, e.loc), _source_leaves(it, e.ty), inits)]
     params = [ir.Param(it.fresh(_base(e.pat)), t) for t in types]
     merge = list(zip(params, inits))
@@ -59,17 +59,21 @@ def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
     return it.unflatten(e.pat.ty, iter(outs[:len(params)]))
 
 
-def _merge_type(t: ir.Type, result: T.Type, init: ir.Type) -> ir.Type:
+def _merge_type(it: Internaliser, t: ir.Type, result: T.Type, init: ir.SubExp) -> ir.Type:
     """A merge parameter's type: a size the body keeps (the type checker
     gives the loop's `result` that size, not an anonymous one) is the
-    initial value's; any other is unknown, even a constant size in the
-    checked pattern type, which may be the initial value's only (`loop acc =
-    [] ...`)."""
+    initial value's, read before the loop where its type does not say it;
+    any other is unknown, even a constant size in the checked pattern type,
+    which may be the initial value's only (`loop acc = [] ...`)."""
     if isinstance(t, ir.Prim):
         return t
     kept = [not isinstance(d, T.AnySize) for d in result.shape] \
         if isinstance(result, T.Array) else [False] * len(t.shape)
-    have = init.shape if isinstance(init, ir.ArrayT) else (None,) * len(t.shape)
+    init_t = it.type_of(init)
+    have = list(init_t.shape) if isinstance(init_t, ir.ArrayT) else [None] * len(t.shape)
+    for k, d in enumerate(have):
+        if kept[k] and d is None and isinstance(init, ir.Var):
+            have[k] = it.bind1(ir.ArraySize(init.name, k), ir.Prim("i64"), "n")
     return ir.ArrayT(t.elem, tuple(h if k else None for k, h in zip(kept, have)))
 
 

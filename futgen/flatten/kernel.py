@@ -40,14 +40,6 @@ from futgen.gpu.ir import MAX_ASSERT_ARGS, Scratch
 I64 = ir.Prim("i64")
 
 
-def _fixed_sizes(types, what: str) -> None:
-    """A thread's arrays live in buffers of one size per thread: a loop or an
-    if whose arrays may change size (an unknown size in its type) is not
-    kernel code."""
-    if any(isinstance(t, ir.ArrayT) and None in t.shape for t in types):
-        raise NotKernel(f"{what} whose arrays may change size")
-
-
 class NotKernel(Exception):
     """This code cannot be a kernel body; the message says why."""
 
@@ -329,7 +321,6 @@ class KernelBuilder:
                 self.views[pat[0].name] = View(self.materialise(arr, out, perm), ())
                 self.local.add(pat[0].name)
             case ir.If(cond, then_, else_, ret):
-                _fixed_sizes(ret, "an if")
                 types = tuple(p.type for p in pat)
                 then_ = self.body(then_, types)
                 pat = self.shaped(pat, then_.result)
@@ -337,7 +328,6 @@ class KernelBuilder:
                 self._bind(pat)
                 out.append(ir.Stm(pat, ir.If(cond, then_, else_, ret)))
             case ir.Loop(merge, form, body):
-                _fixed_sizes([p.type for p, _ in merge], "a loop")
                 merge = tuple(self._merge_param(p, init, out) for p, init in merge)
                 self._bind(tuple(p for p, _ in merge))
                 if isinstance(form, ir.ForLoop):
