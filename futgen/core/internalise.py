@@ -466,8 +466,7 @@ class Internaliser:
         """
         inst = self.subst(use.ty)
         tsub = _match(self._decl_type(d), inst, {})
-        sizes = self.use_sizes(self._decl_type(d), d.tparams, inst, env)
-        sizes = {**self._product_sizes(d, inst, env), **sizes}
+        sizes = self.use_sizes(self._decl_type(d), d.tparams, inst, env, d.params)
         if not d.params:
             return self.constant(d, inst, tsub, sizes, use.loc)
         with self.instance(tsub):
@@ -493,19 +492,17 @@ class Internaliser:
         return Fn(inst, len(d.params), call)
 
     def use_sizes(self, generic: T.Type, tparams: list[S.TParam], inst: T.Type,
-                  env: dict[str, V]) -> dict[str, V]:
+                  env: dict[str, V], params: list[S.Pat] = ()) -> dict[str, V]:
         """The size parameters of a function of type `generic` that its type
-        `inst` at a use names, as SubExps in the use's environment `env`."""
+        `inst` at a use names, as SubExps in the use's environment `env`; with
+        its `params`, also those that only products in their written types
+        name (`futgen.frontend.written_sizes`)."""
         names = _size_params(tparams, generic)
-        return {n: se for n, dim in _match_sizes(generic, inst, {}).items()
-                if n in names and (se := self.dim(dim, env)) is not None}
-
-    def _product_sizes(self, d: S.ValDecl, inst: T.Type, env: dict[str, V]) -> dict[str, V]:
-        """Size parameters that only products in parameter types name
-        (`futgen.frontend.written_sizes`), as SubExps at this use."""
-        names = _size_params(d.tparams, d.ty)
-        return {n: se for n, dim in product_sizes(d.params, inst).items()
-                if n in names and (se := self.dim(dim, env)) is not None}
+        found: dict[str, V] = {}
+        for sub in (product_sizes(params, inst), _match_sizes(generic, inst, {})):
+            found.update((n, se) for n, dim in sub.items()
+                         if n in names and (se := self.dim(dim, env)) is not None)
+        return found
 
     def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],
                  sizes: dict[str, V], loc: Loc) -> V:

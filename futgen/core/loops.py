@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from futgen.core import ir
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
+from futgen.frontend.entry import leaf_types
 
 if TYPE_CHECKING:
     from futgen.core.internalise import Internaliser, V
@@ -28,7 +29,7 @@ def loop(it: Internaliser, e: S.Loop, env: dict[str, V]) -> V:
     init = it.expr(e.init, env) if e.init is not None else it._pat_value(e.pat, env)
     inits = _flatten(init)
     types = [_merge_type(it, t, r, x) for t, r, x in
-             zip(it.leaf_types(e.pat.ty, {}, e.loc), _source_leaves(it, e.ty), inits)]
+             zip(it.leaf_types(e.pat.ty, {}, e.loc), leaf_types(it.subst(e.ty)), inits)]
     params = [ir.Param(it.fresh(_base(e.pat)), t) for t in types]
     merge = list(zip(params, inits))
     pat_value = it.unflatten(e.pat.ty, iter(ir.Var(p.name) for p in params))
@@ -75,12 +76,6 @@ def _merge_type(it: Internaliser, t: ir.Type, result: T.Type, init: ir.SubExp) -
         if kept[k] and d is None and isinstance(init, ir.Var):
             have[k] = it.bind1(ir.ArraySize(init.name, k), ir.Prim("i64"), "n")
     return ir.ArrayT(t.elem, tuple(h if k else None for k, h in zip(kept, have)))
-
-
-def _source_leaves(it: Internaliser, t: T.Type) -> list[T.Type]:
-    """The source types of the leaves of a value of type `t`."""
-    comps = it.components(t)
-    return [t] if comps is None else [x for c in comps for x in _source_leaves(it, c)]
 
 
 def _bind_sizes(it: Internaliser, e: S.Loop, env: dict[str, V]) -> None:

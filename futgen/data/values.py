@@ -31,6 +31,7 @@ from collections.abc import Iterable
 
 import futhark_data
 import numpy as np
+from futgen_runtime.layout import UNIT_DTYPE
 
 from futgen.data import compat
 from futgen.errors import DataError
@@ -474,7 +475,7 @@ def format_value(v: Value) -> str:
     fields = getattr(v, "fields", None)  # an interpreter's array of tuples or records
     if fields and hasattr(v, "shape"):
         return format_value(fields)
-    if fields is not None or getattr(v, "dtype", None) == np.dtype([]):
+    if fields is not None or getattr(v, "dtype", None) == UNIT_DTYPE:
         return _format_units(tuple(v.shape))
     arr = np.asarray(v)
     if arr.ndim == 0:

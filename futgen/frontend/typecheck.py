@@ -997,7 +997,7 @@ class Checker:
         if ascribed:
             pt = _substitute(pt, {}, {n: self.u.anonymous_size() for n in unnamed})
         else:
-            pt = fresh_pt = _loop_sizes(self.zonk(pt), self.u)
+            pt = _loop_sizes(self.zonk(pt), self.u)
         loop_depth = self.depth
         self.cons.enter(loop_depth, "loop")
         consumed_before = set(self.cons.consumed)
@@ -1037,8 +1037,9 @@ class Checker:
         bt, bal = self.check(e.body)
         free_body = self.cons.unwatch()
         self.pop()
+        param_t = self.zonk(pt)
         result = pt if ascribed else _invariant_sizes(
-            self.zonk(pt), self.zonk(bt), self.zonk(it), self.u, _size_pairs(fresh_pt, self.zonk(it)))
+            param_t, self.zonk(bt), _size_pairs(param_t, self.zonk(it)), self.u)
         self.unify(
             pt,
             bt,
@@ -1538,33 +1539,31 @@ def _size_pairs(t: Type, other: Type) -> dict[Dim, Dim]:
     return {}
 
 
-def _invariant_sizes(param: Type, body: Type, init: Type, u: Unifier,
-                     inits: dict[Dim, Dim]) -> Type:
+def _invariant_sizes(param: Type, body: Type, inits: dict[Dim, Dim], u: Unifier) -> Type:
     """A loop's result type, as Futhark infers it: a size of the parameter
     that the body gives back unchanged (or as another parameter's size of the
     same initial size, as when arrays swap) is the initial value's; any other
-    is anonymous (known at run time).  `inits` are the parameters' initial
-    sizes."""
-    match param, body, init:
-        case Array(pe, ps, uq), Array(be, bs, _), Array(ie, is_, _) \
-                if len(ps) == len(bs) == len(is_):
-            shape = tuple(_loop_size(p, b, i, u, inits) for p, b, i in zip(ps, bs, is_))
-            return Array(_invariant_sizes(pe, be, ie, u, inits), shape, uq)
-        case Tuple(ps), Tuple(bs), Tuple(is_) if len(ps) == len(bs) == len(is_):
-            return Tuple(tuple(_invariant_sizes(p, b, i, u, inits)
-                               for p, b, i in zip(ps, bs, is_)))
-        case Record(pf), Record(bf), Record(if_) if len(pf) == len(bf) == len(if_):
-            return Record(tuple((f, _invariant_sizes(p, b, i, u, inits))
-                                for (f, p), (_, b), (_, i) in zip(pf, bf, if_)))
+    is anonymous (known at run time).  `inits` are the initial sizes of the
+    parameters' anonymous sizes (`_size_pairs`)."""
+    match param, body:
+        case Array(pe, ps, uq), Array(be, bs, _) if len(ps) == len(bs):
+            shape = tuple(_loop_size(p, b, inits, u) for p, b in zip(ps, bs))
+            return Array(_invariant_sizes(pe, be, inits, u), shape, uq)
+        case Tuple(ps), Tuple(bs) if len(ps) == len(bs):
+            return Tuple(tuple(_invariant_sizes(p, b, inits, u) for p, b in zip(ps, bs)))
+        case Record(pf), Record(bf) if len(pf) == len(bf):
+            return Record(tuple((f, _invariant_sizes(p, b, inits, u))
+                                for (f, p), (_, b) in zip(pf, bf)))
     return param
 
 
-def _loop_size(p: Dim, b: Dim, i: Dim, u: Unifier, inits: dict[Dim, Dim]) -> Dim:
+def _loop_size(p: Dim, b: Dim, inits: dict[Dim, Dim], u: Unifier) -> Dim:
     b = u.dim(b)
     if isinstance(b, SizeVar) and b.name in u.weak:  # a size that met only anonymous ones
         b = u.weak[b.name]
-    initial_p, initial_b = inits.get(p, p), inits.get(b, b)
-    return u.dim(i) if initial_p == initial_b else u.anonymous_size()
+    if p in inits and inits[p] == inits.get(b, b):
+        return u.dim(inits[p])
+    return u.anonymous_size()
 
 
 def _is_named(d: Dim) -> bool:

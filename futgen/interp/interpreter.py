@@ -134,7 +134,7 @@ class Interpreter:
         seen: dict[str, int] = {}
         for i, (t, a) in enumerate(zip(ts, args)):
             for dname, n in _size_bindings(t, a):
-                if dname.startswith("#anon"):
+                if dname.startswith(ANONYMOUS):
                     continue
                 if dname in seen and seen[dname] != n:
                     raise DataError(f"entry {name}: argument {i + 1} has size {n} for "
@@ -484,7 +484,7 @@ class Interpreter:
             anonymous = e.__dict__["_anonymous"] = _has_anonymous(e.pat.ty)
         if e.sizes or anonymous:
             for n, s in pat_size_bindings(e.pat, v):
-                if n in e.sizes or n.startswith("#anon"):
+                if n in e.sizes or n.startswith(ANONYMOUS):
                     env[n] = np.int64(s)
         return self.eval(e.body, env)
 
@@ -657,11 +657,14 @@ def _size_bindings(t: Any, v: Any) -> list[tuple[str, int]]:
     return out
 
 
+ANONYMOUS = "#anon"
+
+
 def anonymous_key(d: T.AnySize) -> str:
     """The environment's name for an anonymous size of the checker (a size
     known only at run time, shared by the types it unified), bound where a
     let gives it to a value (`rep` and `unflatten` read it)."""
-    return f"#anon{d.id}"
+    return f"{ANONYMOUS}{d.id}"
 
 
 def _has_anonymous(t: Any) -> bool:

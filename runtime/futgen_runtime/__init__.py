@@ -28,8 +28,8 @@ from .layout import (
 
 __all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend", "CpuBackend",
            "CudaBackend", "FutgenError", "FutharkError", "Leaf", "Param", "RecordOf", "TupleOf",
-           "Unit",            "check_sizes", "convert_arg", "convert_args", "convert_result", "convert_results",
-           "make_backend", "record_class"]
+           "Unit", "check_sizes", "convert_arg", "convert_args", "convert_result",
+           "convert_results", "make_backend", "record_class"]
 
 
 def __getattr__(name: str) -> object:

@@ -127,17 +127,13 @@ def convert_args(backend: Any, entry: str, params: Sequence[Param],
 
 def _convert(backend: Any, value: Any, layout: Layout, where: _Where, path: str,
              leaves: list[tuple[str, Any]], bindings: list) -> None:
-    if isinstance(layout, Leaf):
-        x = convert_arg(backend, value, entry=where.entry, param=path, position=where.position,
+    if isinstance(layout, Leaf | Unit):
+        x = _unit_leaf(backend, value, layout, where, path) if isinstance(layout, Unit) else \
+            convert_arg(backend, value, entry=where.entry, param=path, position=where.position,
                         prim=layout.prim, rank=len(layout.dims))
         leaves.append((path, x))
         bindings += [(d, path, x.shape[i], layout.type)
                      for i, d in enumerate(layout.dims) if d]
-        return
-    if isinstance(layout, Unit):
-        x = _unit_leaf(backend, value, layout, where, path)
-        leaves.append((path, x))
-        bindings += [(d, path, x.shape[i], layout.type) for i, d in enumerate(layout.dims) if d]
         return
     start = len(leaves)
     if isinstance(layout, TupleOf):
@@ -155,7 +151,7 @@ def _convert(backend: Any, value: Any, layout: Layout, where: _Where, path: str,
 def _unit_leaf(backend: Any, value: Any, layout: Unit, where: _Where, path: str) -> Any:
     rank = len(layout.dims)
     if rank == 0:
-        if value != ():
+        if not (isinstance(value, tuple) and value == ()):
             raise ArgumentTypeError(f"{_expects(where, path, layout)}, got {value!r}")
         return np.bool_(False)
     if not (isinstance(value, np.ndarray) and value.dtype == UNIT_DTYPE

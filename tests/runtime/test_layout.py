@@ -12,10 +12,12 @@ from futgen_runtime import (
     Param,
     RecordOf,
     TupleOf,
+    Unit,
     convert_args,
     convert_results,
     record_class,
 )
+from futgen_runtime.layout import UNIT_DTYPE
 
 B = CpuBackend()
 point = record_class("point", (("x", "f32"), ("y", "i64")), "{x: f32, y: i64}", __name__)
@@ -55,3 +57,22 @@ def test_results_are_built_along_their_layouts():
     assert got[1].dtype == np.bool_ and bool(got[1])
     assert convert_results(B, (POINTS,), [xs, ys], False) == point(xs, ys)
     assert "{x: f32, y: i64}" in point.__doc__ and point.x.__doc__.startswith("f32")
+
+
+def test_units_are_one_bool_leaf_and_come_back_as_units():
+    units = Unit(("n",), "[n]()")
+    leaves = convert_args(B, "main", [Param("u", Unit((), "()")), Param("us", units)],
+                          ((), np.empty(3, UNIT_DTYPE)))
+    assert leaves[0] == np.bool_(False) and leaves[1].shape == (3,) and leaves[1].dtype == np.bool_
+    got = convert_results(B, (Unit((), "()"), units), leaves, False)
+    assert got[0] == () and got[1].dtype == UNIT_DTYPE and got[1].shape == (3,)
+
+
+def test_bad_unit_arguments_name_the_parameter_and_the_type():
+    with pytest.raises(TypeError, match=r"main: parameter u \(#1\) expects \(\), got 0"):
+        convert_args(B, "main", [Param("u", Unit((), "()"))], (0,))
+    with pytest.raises(TypeError, match=r"main: parameter u \(#1\) expects \(\), got array"):
+        convert_args(B, "main", [Param("u", Unit((), "()"))], (np.array([1]),))
+    with pytest.raises(TypeError, match=r"parameter us \(#1\) expects \[n\]\(\), an array of dtype "
+                                        r"np.dtype\(\[\]\) and rank 1; got list"):
+        convert_args(B, "main", [Param("us", Unit(("n",), "[n]()"))], ([(), ()],))
