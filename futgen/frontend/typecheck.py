@@ -44,6 +44,7 @@ from futgen.frontend.aliases import (
     with_field_alias,
 )
 from futgen.frontend.astwalk import walk
+from futgen.frontend.recursion import check_recursion
 from futgen.frontend.types import (
     BOOL,
     EXISTENTIAL_PREFIX,
@@ -1338,6 +1339,7 @@ class Checker:
                 node.fun_ty = self.zonk(node.fun_ty)
             self._check_order_zero(node)
         d.ty = _close_sizes(scheme.type, self.u, implicit)
+        check_recursion(d, self.err)
         self._visited = []
         if self.lookup_var(d.name) is not None and d.name in self.scopes[0].vars:
             prev = self.scopes[0].vars[d.name]

@@ -132,6 +132,46 @@ def test_rejected(src, message, where):
     assert where in text
 
 
+# Recursion, as Futhark allows it: first-order results, and higher-order
+# parameters (lifted type parameters count) passed along unchanged in
+# saturated applications.
+@pytest.mark.parametrize(
+    "src, message, where",
+    [
+        ("def f (k: i64) : i64 -> i64 = \\y -> if k == 0 then y else f (k - 1) y",
+         'Recursive function "f" returns type\n  i64 -> i64\nwhich is not first-order', "t.fut:1:1"),
+        ("def f (k: i64) : (i64, i64 -> i64) = (k, \\y -> if k == 0 then y else (f (k - 1)).1 y)",
+         "which is not first-order", "t.fut:1:1"),
+        ("def f (g: i64 -> i64) (k: i64) : i64 = if k == 0 then g 1 else f (\\y -> g y + 1) (k - 1)",
+         'Higher-order argument in recursive application of "f" must be passed unchanged', "t.fut:1:67"),
+        ("def f (g: i64 -> i64) (k: i64) : i64 = if k == 0 then g 1 else let h = f g in h (k - 1)",
+         'Recursive application of "f" is not fully saturated: expected 2 arguments but got 1',
+         "t.fut:1:"),
+        ("def f (g: i64 -> i64) (k: i64) : i64 = if k == 0 then g 1 else let h = f in h g (k - 1)",
+         'Recursive reference to "f" must be a fully saturated application', "t.fut:1:"),
+        ("def f '^a (x: a) (h: a -> a) (k: i64) : i64 = if k == 0 then 0 else f (h x) h (k - 1)",
+         "must be passed unchanged", "t.fut:1:"),
+    ],
+)
+def test_recursion_rejected(src, message, where):
+    text = reject(src)
+    assert message in text
+    assert where in text
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "def f (g: i64 -> i64) (k: i64) : i64 = if k == 0 then g 1 else f g (k - 1)",
+        "def f (k: i64) (acc: i64) : i64 = if k == 0 then acc else let h = f (k - 1) in h (acc + k)",
+        # A local binding of the same name is not a recursive use.
+        "def f (g: i64 -> i64) (k: i64) : i64 = let f = \\(y: i64) -> y + 1 in f (g k)",
+    ],
+)
+def test_recursion_allowed(src):
+    check_source(src, "t.fut")
+
+
 def test_allowed_consumption():
     src = (
         "def main (n: i64) =\n"
