@@ -532,6 +532,19 @@ class Internaliser:
         finally:
             self.tsub = saved
 
+    @contextlib.contextmanager
+    def closure_types(self, created: dict[str, T.Type]) -> Iterator[None]:
+        """The type variables as they were where a local function or lambda
+        was made: applied elsewhere (returned from the function that made
+        it), its body's types name that function's type parameters, which
+        the caller's may shadow with other instances (issue1168's `'m`)."""
+        saved = self.tsub
+        self.tsub = created
+        try:
+            yield
+        finally:
+            self.tsub = saved
+
     def _decl_type(self, d: S.ValDecl) -> T.Type:
         """`d`'s checked type, with its size and type parameters by name."""
         if d.ty is not None:
@@ -677,12 +690,15 @@ class Internaliser:
         for p in reversed(e.params):
             t = T.Arrow(None, self.subst(p.ty), t)
 
+        created = self.tsub
+
         def local(sizes: dict[str, V]) -> Fn:
             def impl(args: list[Arg], _ret: T.Type) -> V:
                 tsub: dict[str, T.Type] = {}
                 for p, (_, at) in zip(e.params, args):
                     _match(p.ty, at, tsub)
-                return self.inline(e, args, tsub, captured, sizes)
+                with self.closure_types(created):
+                    return self.inline(e, args, tsub, captured, sizes)
 
             return Fn(t, len(e.params), impl, at)
 
@@ -696,14 +712,16 @@ class Internaliser:
         return self.expr(e.body, inner)
 
     def _e_Lambda(self, e: S.Lambda, env: dict[str, V]) -> V:
-        captured = dict(env)
+        captured, created = dict(env), self.tsub
 
         def impl(args: list[Arg], _ret: T.Type) -> V:
             inner = dict(captured)
-            for p, (v, _) in zip(e.params, args):
-                self.bind_pat(p, v, inner)
-            self.bind_sizes(set(), e.params, inner, rebind=False, values=[v for v, _ in args])
-            return self.expr(e.body, inner)
+            with self.closure_types(created):
+                for p, (v, _) in zip(e.params, args):
+                    self.bind_pat(p, v, inner)
+                self.bind_sizes(set(), e.params, inner, rebind=False,
+                                values=[v for v, _ in args])
+                return self.expr(e.body, inner)
 
         return Fn(self.subst(e.ty), len(e.params), impl)
 

@@ -27,3 +27,20 @@ entry record_of_functions (x: f64) : (f64, i64) =
   in (r.sum [x, 2 * x, 3 * x], r.k)
 entry size_from_function (x: i64) : i64 =
   count (iota (x + 2)) (\_ -> 0, iota (x + 2))
+
+-- A closure applied outside the function that made it: its body's types
+-- name that function's type parameter `m`, which the caller instantiates
+-- differently (or not at all).
+-- ==
+-- entry: closure_elsewhere
+-- input { 1.5f32 2 } output { [3, 4, 5] 1.5f32 [5, 6, 7] }
+def composed_maps 'm (g: m -> m) : [3]m -> [3]m =
+  let h = map g >-> map g
+  in \(ys: [3]m) -> h ys
+
+def apply_beside 'm (y: m) (f: [3]i32 -> [3]i32) = (f [1, 2, 3], y)
+def apply_to_row (f: [3]i32 -> [3]i32) = f [1, 2, 3]
+
+entry closure_elsewhere (b: f32) (k: i32) =
+  let (xs, y) = apply_beside b (composed_maps (+ 1i32))
+  in (xs, y, apply_to_row (composed_maps (+ k)))
