@@ -501,7 +501,7 @@ class Internaliser:
         found: dict[str, V] = {}
         for sub in (product_sizes(params, inst), _match_sizes(generic, inst, {})):
             found.update((n, se) for n, dim in sub.items()
-                         if n in names and (se := self.dim(dim, env)) is not None)
+                         if n in names and (se := self.dim(dim, env, exprs=True)) is not None)
         return found
 
     def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],

@@ -113,3 +113,13 @@ entry keep_or_grow (a: []i64) : (i64, i64) =
   let b = loop b = iota 3 for i < length a do
             if a[i] < length b then b else iota a[i]
   in (length b, i64.sum b)
+
+-- A constant with only a size parameter, whose size a later `zip` gives as
+-- a product of a parameter.
+-- ==
+-- entry: sized_constant_from_use
+-- input { 2i64 } output { [0i64, 1i64, 2i64, 3i64, 4i64, 5i64] }
+def upto [n] : [n]i64 = iota n
+
+entry sized_constant_from_use (x: i64) : []i64 =
+  (unzip (zip upto (replicate (3 * x) true))).0
