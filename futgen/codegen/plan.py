@@ -14,9 +14,12 @@ Kernel calling convention (every kernel, `extern "C" __global__`):
 
     void NAME(int32_t *failure, int64_t *failure_args, <args in plan order>)
 
-`failure` points to one int32 (0 = no failure); a thread that fails does
-`if (atomicCAS(failure, 0, CODE) == 0) { failure_args[0..k) = ...; }` and
-returns.  CODE indexes the program-wide error table (`ErrorSite`), whose
+`failure` points to one int32 in device memory (0 = no failure), which
+running kernels poll to stop early; a thread that fails does
+`if (atomicCAS(failure, 0, CODE) == 0) { failure_args[0..k) = ...;
+failure_args[MAX_FAILURE_ARGS] = CODE; }` and returns.  `failure_args` is
+host memory the device maps, so the host sees a failure by reading it once
+the kernel has finished, without a copy (the runtime's `check`/`sync`).  CODE indexes the program-wide error table (`ErrorSite`), whose
 message is a Python format string over the arguments
 (`"Index [{0}] out of bounds for array of shape [{1}]."`).  The runtime
 passes `failure`/`failure_args` itself; plans list only the other arguments.

@@ -398,9 +398,13 @@ def _worker(conn: Connection, path: str, options: TestOptions) -> None:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """Fork where possible: workers start fast and inherit registered backends."""
+    """Fork where possible: workers start fast and inherit registered backends.
+    Not once this process may have initialised CUDA (PyCUDA is imported, as
+    in a test session that ran GPU tests before): a forked child cannot use
+    CUDA then, so workers start afresh."""
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    fork = "fork" in methods and "pycuda.driver" not in sys.modules
+    return multiprocessing.get_context("fork" if fork else "spawn")
 
 
 @dataclass

@@ -147,6 +147,9 @@ class CpuBackend:
     def sync(self) -> None:
         """Nothing to wait for: CPU failures raise where they happen."""
 
+    def check(self) -> None:
+        """As `sync`."""
+
 
 def _wrap64(v: Any) -> int:
     """An integer as a signed 64-bit value (two's complement wrap), for iota bases."""

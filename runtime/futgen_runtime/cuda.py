@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 import pycuda.driver as cuda
 from pycuda import gpuarray
+from pycuda._pvt_struct import pack as _pack  # the packing prepared_call uses
 from pycuda.tools import DeviceMemoryPool
 
 from .compile import compile_cubin
@@ -34,6 +36,9 @@ from .indexing import (
 )
 
 MAX_RANK = 8
+# Host words of the failure protocol: the arguments, then the code (0: none).
+FAILURE_CODE = 8
+FAILURE_WORDS = FAILURE_CODE + 1
 _BUILTINS = Path(__file__).with_name("builtins.cu")
 # Kernel argument type characters by NumPy scalar type (pycuda's struct format,
 # native alignment).  f16 goes by its bits: pycuda's struct has no half type.
@@ -99,10 +104,21 @@ class CudaBackend:
         self._sm_count = int(attrs[cuda.device_attribute.MULTIPROCESSOR_COUNT])
         self._threads_per_sm = int(attrs[cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR])
         self._pool = DeviceMemoryPool()
-        self._failure = cuda.mem_alloc(8 + 8 * 8)  # int32 code (padded), int64 args[8]
-        cuda.memset_d32(self._failure, 0, 18)
-        self._failure_host = cuda.pagelocked_empty(9, np.int64)
-        self._fail_ptrs = (int(self._failure), int(self._failure) + 8)
+        # The failure protocol (futgen/codegen/plan.py): the first failing
+        # thread wins an atomicCAS on a device word (which running kernels
+        # poll), then writes its arguments and the code to host memory the
+        # device maps, so that the host learns of a failure without a copy.
+        self._failure = cuda.mem_alloc(8)
+        cuda.memset_d32(self._failure, 0, 2)
+        self._failure_host = cuda.pagelocked_empty(
+            FAILURE_WORDS, np.int64, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+        self._failure_host[:] = 0
+        self._fail_ptrs = (int(self._failure),
+                           int(self._failure_host.base.get_device_pointer()))
+        self._pending = False  # launches since the device was last waited for
+        self._launch_kernel = hasattr(cuda.Function, "_launch_kernel")
+        self._device_key = self.device.pci_bus_id()
+        self._fast_arrays = _fast_arrays_match(self._device_key)
         self._functions: dict[tuple[str, str], Any] = {}
         self.kernel_origin = "none"  # "cubin", "ptx", "cache" or "compiled": for diagnostics
         self._module = self._load_program(kernels_source, kernel_images or {})
@@ -110,18 +126,13 @@ class CudaBackend:
 
     # ------------------------------------------------------------ context, memory
 
-    @contextlib.contextmanager
-    def _current(self) -> Iterator[None]:
-        """Make our context current for one call (other threads, or after CuPy/torch)."""
+    def _current(self) -> contextlib.AbstractContextManager:
+        """Our context made current for one call (other threads, or after
+        CuPy/torch); nothing to do, the common case, costs one driver query."""
         cur = cuda.Context.get_current()
         if cur is not None and cur.handle == self._ctx.handle:
-            yield
-            return
-        self._ctx.push()
-        try:
-            yield
-        finally:
-            cuda.Context.pop()
+            return _ALREADY_CURRENT
+        return _pushed_context(self._ctx)
 
     def _allocate(self, nbytes: int) -> Any:
         """Pool allocation; out of memory frees the pool's spare blocks, then raises MemoryError."""
@@ -138,8 +149,13 @@ class CudaBackend:
                               f"{self._pool.active_blocks} blocks in use)") from None
 
     def _new(self, shape: Sequence[int], dtype: Any) -> gpuarray.GPUArray:
-        return gpuarray.GPUArray(tuple(int(n) for n in shape), np.dtype(dtype),
-                                 allocator=self._allocate)
+        shape, dtype = tuple(int(n) for n in shape), np.dtype(dtype)
+        if not self._fast_arrays:
+            return gpuarray.GPUArray(shape, dtype, allocator=self._allocate)
+        size = math.prod(shape)
+        return _fast_gpuarray(shape, dtype, size,
+                              self._allocate(size * dtype.itemsize) if size else None,
+                              self._allocate, self._device_key)
 
     # ------------------------------------------------------------ kernels
 
@@ -190,10 +206,18 @@ class CudaBackend:
             return
         sig, values = _kernel_args(args)
         blocks = min(-(-threads // block), self.max_grid(block))
+        f = self._function(kernel, sig)
         with self._current():
-            self._function(kernel, sig).prepared_call(
-                (blocks, 1, 1), (block, 1, 1), *self._fail_ptrs, *values,
-                shared_size=int(shared_bytes))
+            if self._launch_kernel:
+                # What prepared_call does, less the deprecated per-call block
+                # shape and texture setup: a third of a small call's cost.
+                f._launch_kernel((blocks, 1, 1), (block, 1, 1),
+                                 _pack(f.arg_format, *self._fail_ptrs, *values),
+                                 int(shared_bytes), None)
+            else:
+                f.prepared_call((blocks, 1, 1), (block, 1, 1), *self._fail_ptrs, *values,
+                                shared_size=int(shared_bytes))
+        self._pending = True
 
     def max_grid(self, block: int) -> int:
         """The most blocks a launch gets: 8 full waves of the device."""
@@ -201,13 +225,25 @@ class CudaBackend:
 
     def sync(self) -> None:
         """Wait for the device; raise the failure a kernel reported, and reset the flag."""
+        if self._pending:
+            with self._current():
+                cuda.Context.synchronize()
+            self._pending = False
+        self.check()
+
+    def check(self) -> None:
+        """Raise a failure of a kernel that has finished, without waiting for
+        the others: entry calls that leave their results on the device report
+        a failure here, at the next call, or at `sync`."""
+        code = int(self._failure_host[FAILURE_CODE])
+        if code == 0:
+            return
         with self._current():
-            cuda.memcpy_dtoh(self._failure_host, self._failure)
-            code = int(self._failure_host[:1].view(np.int32)[0])
-            if code == 0:
-                return
-            args = [int(a) for a in self._failure_host[1:]]
-            cuda.memset_d32(self._failure, 0, 18)
+            cuda.Context.synchronize()  # the failing kernel's arguments are complete
+            args = [int(a) for a in self._failure_host[:FAILURE_CODE]]
+            cuda.memset_d32(self._failure, 0, 2)
+            self._failure_host[:] = 0
+        self._pending = False
         fmt, loc = self.errors.get(code, (f"kernel failure {code} (arguments {{}})", ""))
         try:
             message = fmt.format(*args)
@@ -226,11 +262,12 @@ class CudaBackend:
             return x
 
     def to_host(self, x: gpuarray.GPUArray) -> np.ndarray:
-        with self._current():
-            out = np.empty(x.shape, x.dtype)
-            if x.size:
-                cuda.memcpy_dtoh(out, x.gpudata)
-            return out
+        out = np.empty(x.shape, x.dtype)
+        if x.size:
+            with self._current():
+                cuda.memcpy_dtoh(out, x.gpudata)  # after every launch before it
+            self._pending = False
+        return out
 
     def from_device(self, value: Any) -> gpuarray.GPUArray:
         """A GPUArray or `__cuda_array_interface__` object as a GPUArray, zero copy if contiguous."""
@@ -380,11 +417,61 @@ class CudaBackend:
         i = int(i)
         if not 0 <= i < x.size:
             raise IndexError(f"read_scalar: element {i} of an array of {x.size}")
-        self.sync()
         out = np.empty(1, x.dtype)
         with self._current():
             cuda.memcpy_dtoh(out, _ptr(x) + i * x.dtype.itemsize)
+        self._pending = False
+        self.check()  # a failed kernel may have left `x` unwritten
         return out[0]
+
+
+_ALREADY_CURRENT = contextlib.nullcontext()
+
+
+@functools.lru_cache(maxsize=1024)
+def _splay(size: int, device: str) -> tuple:
+    """PyCUDA's launch shape for elementwise work on `size` elements (a
+    device query per call otherwise); `device` keys the cache."""
+    return gpuarray.splay(size)
+
+
+def _fast_gpuarray(shape: tuple[int, ...], dtype: np.dtype, size: int, data: Any,
+                   allocator: Any, device: str) -> gpuarray.GPUArray:
+    """A C-contiguous GPUArray over `data`, with the attributes its constructor
+    sets, made without the constructor's checks and launch-shape query (a
+    third of a small call's allocation cost); the backend uses it
+    where `_fast_arrays_match` says this PyCUDA's arrays look as expected."""
+    x = object.__new__(gpuarray.GPUArray)
+    x.shape, x.dtype, x.strides = shape, dtype, _c_strides_bytes(shape, dtype.itemsize)
+    x.mem_size = x.size = size
+    x.nbytes, x.itemsize = dtype.itemsize * size, dtype.itemsize
+    x.allocator, x.gpudata, x.base = allocator, data, None
+    x._grid, x._block = _splay(size, device)
+    return x
+
+
+def _c_strides_bytes(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    return tuple(s * itemsize for s in c_strides(shape))
+
+
+def _fast_arrays_match(device: str) -> bool:
+    """Whether `_fast_gpuarray` makes what GPUArray's constructor makes here."""
+    try:
+        shape, dtype = (3, 2), np.dtype(np.float32)
+        made = gpuarray.GPUArray(shape, dtype, gpudata=0)
+        fast = _fast_gpuarray(shape, dtype, 6, 0, made.allocator, device)
+        return vars(made) == vars(fast)
+    except Exception:  # noqa: BLE001 -- any difference means: use the constructor
+        return False
+
+
+@contextlib.contextmanager
+def _pushed_context(ctx: Any) -> Iterator[None]:
+    ctx.push()
+    try:
+        yield
+    finally:
+        cuda.Context.pop()
 
 
 def _copy_gpuarray(x: gpuarray.GPUArray, out: gpuarray.GPUArray) -> gpuarray.GPUArray:

@@ -160,6 +160,23 @@ def test_out_of_bounds_kernel_on_cuda_then_recovers(oob):
     assert inst.main(xs, np.array([0, 4], np.int64)).tolist() == [1, 5]
 
 
+@pytest.mark.gpu
+def test_device_results_report_a_failure_later_then_recover(oob):
+    """With results left on the device a call does not wait for its kernels:
+    their failure is raised by that call if they have finished, else by a
+    later call or `sync()`; either way once, and the instance goes on."""
+    inst = oob.Oob(backend="cuda", device_results=True)
+    xs = np.arange(5, dtype=np.int32)
+    raised = []
+    for call in (lambda: inst.main(xs, np.array([1, 7], np.int64)), inst.sync, inst.sync):
+        try:
+            call()
+        except oob.FutharkError as e:
+            raised.append(str(e))
+    assert len(raised) == 1 and "Index [7] out of bounds for array of shape [5]" in raised[0]
+    assert inst.main(xs, np.array([0, 4], np.int64)).get().tolist() == [1, 5]
+
+
 EMPTY_ROWS = """
 def rows (n: i64) (m: i64) = map (\\i -> replicate m (i32.i64 i)) (iota n)
 entry grid (n: i64) (m: i64) : [][]i32 = rows n m

@@ -26,7 +26,9 @@ extern "C" __global__ void checked_get(int32_t *failure, int64_t *failure_args,
        j += (int64_t)gridDim.x * blockDim.x) {
     int64_t i = is[j];
     if (i < 0 || i >= n) {
-      if (atomicCAS(failure, 0, 1) == 0) { failure_args[0] = i; failure_args[1] = n; }
+      if (atomicCAS(failure, 0, 1) == 0) {
+        failure_args[0] = i; failure_args[1] = n; failure_args[8] = 1;
+      }
       return;
     }
     out[j] = xs[i] * 2.0f;
@@ -66,6 +68,11 @@ def test_kernel_and_failure_protocol(b) -> None:
     assert e.value.message == "Index [7] out of bounds for array of shape [5]."
     assert e.value.loc == "prog.fut:4:12"
     b.sync()  # the flag was reset
+    b.launch("checked_get", 3, 128, [out, xs, np.int64(5), bad, np.int64(3)])
+    b.to_host(out)  # waits for the kernel, so check() sees its failure without waiting
+    with pytest.raises(FutharkError, match=r"Index \[7\]"):
+        b.check()
+    b.check()
     b.launch("checked_get", 1, 128, [out, xs, np.int64(5), b.from_host(np.array([3])),
                                      np.int64(1)])
     assert b.read_scalar(out, 0) == 6.0

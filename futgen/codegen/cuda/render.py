@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from futgen.codegen.cuda import imp
 from futgen.codegen.cuda.imp import Expr, Stm
+from futgen.codegen.plan import MAX_FAILURE_ARGS
 
 INDENT = "  "
 
@@ -48,6 +49,7 @@ def _fail(s: imp.Fail, pad: str) -> list[str]:
     lines = [f"{pad}if (atomicCAS(failure, 0, {s.code}) == 0) {{"]
     lines += [f"{pad}{INDENT}failure_args[{k}] = (int64_t){expr(a)};"
               for k, a in enumerate(s.args)]
+    lines.append(f"{pad}{INDENT}failure_args[{MAX_FAILURE_ARGS}] = {s.code};")
     lines.append(f"{pad}}}")
     lines.append(f"{pad}goto {s.escape};" if s.escape else f"{pad}return;")
     return lines
