@@ -92,6 +92,7 @@ def whole_calls(mod, rows: dict, profile_calls: bool = False) -> None:
     steps(dev_inst, x, rows)
     if profile_calls:
         profile(dev_inst, x)
+        profile(inst, host)
 
 
 def steps(inst, x, rows: dict) -> None:
@@ -147,7 +148,7 @@ def _errstate() -> None:
 
 
 def profile(inst, x) -> None:
-    """cProfile of device-array calls: where the Python time goes."""
+    """cProfile of calls: where the Python time goes."""
     import cProfile
     import pstats
 
