@@ -103,13 +103,13 @@ def _error_table(plans: list[KernelPlan]) -> dict[int, tuple[str, str]]:
     return {e.code: (e.message, e.loc) for p in plans for e in p.errors}
 
 
-# Module-level names of templates/module.py.j2 that entry functions and
-# record classes must not take.
+# Module-level names of templates/module.py.j2, and the attributes and
+# methods of its class, that entry functions and record classes must not take.
 _MODULE_NAMES = frozenset({
     "annotations", "os", "Path", "np", "S", "ArgumentError", "ArgumentTypeError", "FutharkError",
     "Leaf", "Param", "RecordOf", "TupleOf", "convert_args", "convert_results", "make_backend",
     "record_class", "BACKEND_DEFAULT", "ENTRY_POINTS", "ENTRY_METHODS", "TUNING_PARAMS",
-    "TUNING", "ERRORS",
+    "TUNING", "ERRORS", "sync", "backend", "backend_kind", "device", "device_results", "tuning",
 })
 
 

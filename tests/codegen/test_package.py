@@ -237,11 +237,15 @@ def test_array_literal_of_rows_and_entry_names(tmp_path):
     assert inst.main(np.int32(5)).tolist() == [[1, 5], [2, 5]]
     primed = tmp_path / "primed.fut"
     primed.write_text("entry f' (x: i32) : i32 = x + 1\nentry f_ (x: i32) : i32 = x + 2\n"
-                      "entry class (x: i32) : i32 = x + 3\n")
+                      "entry class (x: i32) : i32 = x + 3\nentry sync (x: i32) : i32 = x + 4\n")
     module = import_package(build_package(primed, tmp_path, name="primed"))
-    assert module.ENTRY_METHODS == {"f'": "f__", "f_": "f_", "class": "class_"}
+    # `sync` is the instance's (and module's) wait for the device.
+    assert module.ENTRY_METHODS == {"f'": "f__", "f_": "f_", "class": "class_", "sync": "sync_"}
     inst = module.Primed(backend="cpu")
-    assert [getattr(inst, module.ENTRY_METHODS[e])(1) for e in ("f'", "f_", "class")] == [2, 3, 4]
+    assert [getattr(inst, module.ENTRY_METHODS[e])(1)
+            for e in ("f'", "f_", "class", "sync")] == [2, 3, 4, 5]
+    inst.sync()
+    module.sync()
 
 
 def test_a_package_named_s_keeps_its_scalar_helpers(tmp_path):
