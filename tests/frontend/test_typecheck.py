@@ -124,20 +124,9 @@ def test_local_function_and_polymorphism():
           "  in (p (1, (+ 1))).1 2"), "If-expression returns type\n  (i32, i32 -> i32)", "t.fut:2:"),
         ("def main (n: i32) = (loop f = (+ 1) for i < n do (\\x -> f (x + 1))) 0",
          "but a loop parameter may not be of function type.", "t.fut:1:"),
-    ],
-)
-def test_rejected(src, message, where):
-    text = reject(src)
-    assert message in text
-    assert where in text
-
-
-# Recursion, as Futhark allows it: first-order results, and higher-order
-# parameters (lifted type parameters count) passed along unchanged in
-# saturated applications.
-@pytest.mark.parametrize(
-    "src, message, where",
-    [
+        # Recursion, as Futhark allows it: first-order results, and higher-order
+        # parameters (lifted type parameters count) passed along unchanged in
+        # saturated applications.
         ("def f (k: i64) : i64 -> i64 = \\y -> if k == 0 then y else f (k - 1) y",
          'Recursive function "f" returns type\n  i64 -> i64\nwhich is not first-order', "t.fut:1:1"),
         ("def f (k: i64) : (i64, i64 -> i64) = (k, \\y -> if k == 0 then y else (f (k - 1)).1 y)",
@@ -153,7 +142,7 @@ def test_rejected(src, message, where):
          "must be passed unchanged", "t.fut:1:"),
     ],
 )
-def test_recursion_rejected(src, message, where):
+def test_rejected(src, message, where):
     text = reject(src)
     assert message in text
     assert where in text
