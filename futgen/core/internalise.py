@@ -522,21 +522,16 @@ class Internaliser:
 
         return Fn(inst, arity, impl)
 
-    @contextlib.contextmanager
-    def instance(self, tsub: dict[str, T.Type]) -> Iterator[None]:
+    def instance(self, tsub: dict[str, T.Type]) -> contextlib.AbstractContextManager:
         """Type variables bound to `tsub` (on top of the current ones) inside."""
-        saved = self.tsub
-        self.tsub = {**self.tsub, **tsub}
-        try:
-            yield
-        finally:
-            self.tsub = saved
+        return self.with_types({**self.tsub, **tsub})
 
     @contextlib.contextmanager
-    def closure_types(self, created: dict[str, T.Type]) -> Iterator[None]:
-        """The type variables as they were where a local function or lambda
-        was made: applied elsewhere (returned from the function that made
-        it), its body's types name that function's type parameters, which
+    def with_types(self, created: dict[str, T.Type]) -> Iterator[None]:
+        """The type variables bound to `created` inside, in place of the
+        current ones: a local function or lambda applied elsewhere (returned
+        from the function that made it) takes those of where it was made,
+        since its body's types name that function's type parameters, which
         the caller's may shadow with other instances (issue1168's `'m`)."""
         saved = self.tsub
         self.tsub = created
@@ -697,7 +692,7 @@ class Internaliser:
                 tsub: dict[str, T.Type] = {}
                 for p, (_, at) in zip(e.params, args):
                     _match(p.ty, at, tsub)
-                with self.closure_types(created):
+                with self.with_types(created):
                     return self.inline(e, args, tsub, captured, sizes)
 
             return Fn(t, len(e.params), impl, at)
@@ -716,7 +711,7 @@ class Internaliser:
 
         def impl(args: list[Arg], _ret: T.Type) -> V:
             inner = dict(captured)
-            with self.closure_types(created):
+            with self.with_types(created):
                 for p, (v, _) in zip(e.params, args):
                     self.bind_pat(p, v, inner)
                 self.bind_sizes(set(), e.params, inner, rebind=False,

@@ -52,3 +52,17 @@ def walk(node: Any) -> Any:
 
 def is_expr(node: Any) -> bool:
     return isinstance(node, S.Expr)
+
+
+def pattern_names(p: S.Pat) -> set[str]:
+    """The names a pattern binds."""
+    match p:
+        case S.PId(name, _):
+            return {name}
+        case S.PTuple(elems, _):
+            return set().union(*(pattern_names(q) for q in elems))
+        case S.PRecord(fields, _):
+            return set().union(*(pattern_names(q) for _, q in fields))
+        case S.PAscribe(inner, _, _):
+            return pattern_names(inner)
+    return set()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from futgen.errors import CompileError, Loc
 from futgen.frontend import syntax as S
-from futgen.frontend.astwalk import walk
+from futgen.frontend.astwalk import pattern_names, walk
 from futgen.frontend.types import Array, Arrow, Record, Tuple, Type, TypeVar
 
 Error = Callable[[str, Loc | None], CompileError]
@@ -66,7 +66,7 @@ def _check_application(d: S.ValDecl, app: S.Apply, higher: list[bool], err: Erro
                   f"expected {len(d.params)} arguments but got {len(app.args)}.", app.loc)
     for is_higher, param, arg in zip(higher, d.params, app.args):
         if is_higher and not (isinstance(arg, S.Var) and not arg.qual
-                              and arg.name in _pattern_names(param)):
+                              and arg.name in pattern_names(param)):
             raise err(f'Higher-order argument in recursive application of "{d.name}" '
                       "must be passed unchanged, i.e. be the corresponding parameter.",
                       arg.loc)
@@ -74,10 +74,6 @@ def _check_application(d: S.ValDecl, app: S.Apply, higher: list[bool], err: Erro
 
 def _is_self(e: object, d: S.ValDecl) -> bool:
     return isinstance(e, S.Var) and not e.qual and e.name == d.name
-
-
-def _pattern_names(p: S.Pat) -> set[str]:
-    return {n.name for n in walk(p) if isinstance(n, S.PId)}
 
 
 def _higher_order(t: Type, lifted: set[str]) -> bool:

@@ -26,6 +26,7 @@ import numpy as np
 from futgen.errors import FutharkError
 from futgen.frontend import syntax as S
 from futgen.frontend import types as T
+from futgen.frontend.astwalk import pattern_names
 from futgen.interp import prims as P
 from futgen.interp import values as V
 from futgen.interp.functions import Closure, PyFun
@@ -85,7 +86,7 @@ def has_lanes(v: Any) -> bool:
 def _closure_free(c: Closure) -> frozenset:
     bound: set[str] = set()
     for p in c.params:
-        bound |= _pat_names(p)
+        bound |= pattern_names(p)
     return free_vars(c.body) - bound
 
 
@@ -205,34 +206,22 @@ def free_vars(e: Any) -> frozenset:
     return r
 
 
-def _pat_names(p: Any) -> set[str]:
-    if isinstance(p, S.PId):
-        return {p.name}
-    if isinstance(p, S.PTuple):
-        return set().union(*[_pat_names(q) for q in p.elems]) if p.elems else set()
-    if isinstance(p, S.PRecord):
-        return set().union(*[_pat_names(q) for _, q in p.fields]) if p.fields else set()
-    if isinstance(p, S.PAscribe):
-        return _pat_names(p.pat)
-    return set()
-
-
 def _fv(e: Any) -> set[str]:
     if isinstance(e, S.Var):
         return {e.name} if not e.qual else set()
     if isinstance(e, S.Literal):
         return set()
     if isinstance(e, S.Lambda):
-        bound = set().union(*[_pat_names(p) for p in e.params]) if e.params else set()
+        bound = set().union(*[pattern_names(p) for p in e.params]) if e.params else set()
         return set(free_vars(e.body)) - bound
     if isinstance(e, S.LetPat):
-        return set(free_vars(e.value)) | (set(free_vars(e.body)) - _pat_names(e.pat)
+        return set(free_vars(e.value)) | (set(free_vars(e.body)) - pattern_names(e.pat)
                                           - set(e.sizes))
     if isinstance(e, S.LetFun):
-        bound = set().union(*[_pat_names(p) for p in e.params]) if e.params else set()
+        bound = set().union(*[pattern_names(p) for p in e.params]) if e.params else set()
         return (set(free_vars(e.value)) - bound) | (set(free_vars(e.body)) - {e.name})
     if isinstance(e, S.Loop):
-        out = set(free_vars(e.init)) if e.init is not None else _pat_names(e.pat)
+        out = set(free_vars(e.init)) if e.init is not None else pattern_names(e.pat)
         inner = set(free_vars(e.body))
         form = e.form
         if isinstance(form, S.ForLoop):
@@ -240,10 +229,10 @@ def _fv(e: Any) -> set[str]:
             inner -= {form.var}
         elif isinstance(form, S.ForInLoop):
             out |= set(free_vars(form.array))
-            inner -= _pat_names(form.pat)
+            inner -= pattern_names(form.pat)
         else:
             inner |= set(free_vars(form.cond))
-        return out | (inner - _pat_names(e.pat) - set(e.sizes))
+        return out | (inner - pattern_names(e.pat) - set(e.sizes))
     out: set[str] = set()
     if isinstance(e, S.BinOp | S.OpSection | S.LeftSection | S.RightSection):
         out.add(e.op)
