@@ -51,9 +51,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from futgen_runtime.errors import FAILURE_ARGS
+
 from futgen.core.ir import Body, If, Lambda, Loop, Prim, Stm, SubExp, Type, VName
 
-MAX_ASSERT_ARGS = 8  # message arguments a kernel can report (plan.MAX_FAILURE_ARGS)
+MAX_ASSERT_ARGS = FAILURE_ARGS  # message arguments a kernel can report
 
 
 @dataclass(frozen=True, slots=True)

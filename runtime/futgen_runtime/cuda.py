@@ -24,7 +24,7 @@ from pycuda._pvt_struct import pack as _pack  # the packing prepared_call uses
 from pycuda.tools import DeviceMemoryPool
 
 from .compile import compile_cubin
-from .errors import FutharkError
+from .errors import FAILURE_ARGS, FutharkError
 from .indexing import (
     Index,
     Region,
@@ -37,7 +37,7 @@ from .indexing import (
 
 MAX_RANK = 8
 # Host words of the failure protocol: the arguments, then the code (0: none).
-FAILURE_CODE = 8
+FAILURE_CODE = FAILURE_ARGS
 FAILURE_WORDS = FAILURE_CODE + 1
 _BUILTINS = Path(__file__).with_name("builtins.cu")
 # Kernel argument type characters by NumPy scalar type (pycuda's struct format,

@@ -8,6 +8,10 @@ and catch one and the same class.
 
 from __future__ import annotations
 
+# Words of arguments a failing kernel reports (futgen/codegen/plan.py has the
+# protocol); the failure code is the word after them.
+FAILURE_ARGS = 8
+
 
 class FutgenError(Exception):
     """Base class of every error futgen reports to a user."""
