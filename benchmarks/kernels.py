@@ -6,6 +6,9 @@ inputs (`device_results=True`), each case beside its PyTorch peer:
 * sum, sum of squares and prefix sum of 2^28 values;
 * row sums of 2^26 values as 2^k rows, k = 0..26, with the default
   strategy choice and each strategy forced (`tuning=`);
+* histograms of 2^26 i64 bins into 256 and into 2^20 bins (torch `bincount`);
+* the transpose of a 2^13 x 2^13 f32 matrix (torch `.t().contiguous()`);
+* the f32 matrix product 4096^3 (torch `matmul`, TF32 off);
 * the device-to-device copy bandwidth (torch `clone`), the memory roof;
 * one call of a 1024-element map, NumPy in and out, and on device arrays.
 
@@ -74,6 +77,39 @@ def timed(fn, sync) -> dict:
             "kernel_ms": None if kernel is None else kernel * 1e3}
 
 
+def writes_and_products(lib, inst, case, rng) -> None:
+    """The histogram, transpose and matrix-product cases, each checked first."""
+    import torch
+    from pycuda import gpuarray
+
+    n = 1 << 26
+    for bins in (256, 1 << 20):
+        host = rng.integers(0, bins, n)
+        is_, tis = gpuarray.to_gpu(host), torch.from_numpy(host).cuda()
+        np.testing.assert_array_equal(inst.counts(bins, is_).get(),
+                                      np.bincount(host, minlength=bins))
+        case(f"histogram 2^26 into {bins} bins", 8 * n, lambda b=bins, x=is_: inst.counts(b, x),
+             lambda b=bins, t=tis: torch.bincount(t, minlength=b), "torch")
+    side = 1 << 13
+    host = rng.random((side, side), dtype=np.float32)
+    x, tx = gpuarray.to_gpu(host), torch.from_numpy(host).cuda()
+    np.testing.assert_array_equal(inst.transpose_f32(x).get(), host.T)
+    case("transpose 2^13 x 2^13", 8 * side * side, lambda: inst.transpose_f32(x),
+         lambda: tx.t().contiguous(), "torch")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for shape in [(4096, 4096, 4096), (1024, 256, 1024)]:
+        a_host = rng.random(shape[:2], dtype=np.float32)
+        b_host = rng.random(shape[1:], dtype=np.float32)
+        a, b = gpuarray.to_gpu(a_host), gpuarray.to_gpu(b_host)
+        ta, tb = torch.from_numpy(a_host).cuda(), torch.from_numpy(b_host).cuda()
+        np.testing.assert_allclose(inst.matmul(a, b).get(), (ta @ tb).cpu().numpy(),
+                                   rtol=1e-3, atol=1e-3)
+        flops = 2 * shape[0] * shape[1] * shape[2]
+        case("matrix product {} x {} @ {} x {}".format(*shape[:2], *shape[1:]), 0,
+             lambda a=a, b=b: inst.matmul(a, b), lambda ta=ta, tb=tb: ta @ tb, "torch",
+             flops=flops)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
@@ -104,7 +140,7 @@ def main() -> None:
         rows.append(row)
         k, pk = a["kernel_ms"] or a["call_ms"], p["kernel_ms"] or p["call_ms"]
         print(f"{name:40s} futgen {a['call_ms']:8.3f} ms call {k:8.3f} ms kernel "
-              f"{nbytes / k / 1e6:7.0f} GB/s | {peer_name} {p['call_ms']:8.3f} / {pk:8.3f} ms "
+              f"{_rate(row, k)} | {peer_name} {p['call_ms']:8.3f} / {pk:8.3f} ms "
               f"| ratio {pk / k:5.2f}", flush=True)
 
     copy = timed(lambda: tx.clone(), sync)
@@ -145,6 +181,8 @@ def main() -> None:
                  lambda si=si, xs=xs: si.row_sums(xs), lambda txs=txs: torch.sum(txs, 1),
                  "torch", rows_log2=k, strategy=strategy)
 
+    writes_and_products(lib, inst, case, rng)
+
     small = rng.random(1024, dtype=np.float32)
     dsmall = gpuarray.to_gpu(small)
     numpy_inst = lib.BenchKernels(backend="cuda")
@@ -158,16 +196,22 @@ def main() -> None:
             "copy_GBps": roof, "rows": rows}
     (out_dir / "kernels.json").write_text(json.dumps(info, indent=1))
     print(f"\n{info['device']}, {info['date']}, copy roof {roof:.0f} GB/s")
-    print("| case | futgen kernel ms | GB/s | of roof | torch kernel ms | torch/futgen |")
+    print("| case | futgen kernel ms | rate | of copy roof | torch kernel ms | torch/futgen |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         if "futgen" not in r:
             continue
         k = r["futgen"]["kernel_ms"] or r["futgen"]["call_ms"]
         p = r["torch"]["kernel_ms"] or r["torch"]["call_ms"]
-        gbps = r["bytes"] / k / 1e6
-        print(f"| {r['case']} | {k:.3f} | {gbps:.0f} | {gbps / roof:.2f} | {p:.3f} | "
-              f"{p / k:.2f} |")
+        of_roof = f"{r['bytes'] / k / 1e6 / roof:.2f}" if r["bytes"] else ""
+        print(f"| {r['case']} | {k:.3f} | {_rate(r, k)} | {of_roof} | {p:.3f} | {p / k:.2f} |")
+
+
+def _rate(row: dict, ms: float) -> str:
+    """GB/s of compulsory bytes, or TFLOP/s for the products."""
+    if row.get("flops"):
+        return f"{row['flops'] / ms / 1e9:.1f} TFLOP/s"
+    return f"{row['bytes'] / ms / 1e6:.0f} GB/s"
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ class HostCompiler:
             case ir.Apply(fn, args, _):
                 call = f"self.{self.names[fn]}({', '.join(['b', *(subexp(a) for a in args)])})"
                 em.line(f"{', '.join(names)}, = {call}")
-            case gpu.SegMap() | gpu.SegRed() | gpu.SegScan():
+            case gpu.SegMap() | gpu.SegRed() | gpu.SegScan() | gpu.SegHist() | gpu.SegScatter():
                 self.segop(em, stm)
             case ir.Screma() | ir.Scatter() | ir.Hist():
                 self.host_soac(em, stm)
@@ -344,7 +344,8 @@ def _all_types(prog: ir.Program) -> dict[ir.VName, ir.Type]:
             if host:
                 out[node.i] = ir.Prim(node.prim)
             walk(node.bound, host)
-        elif isinstance(node, gpu.SegMap | gpu.SegRed | gpu.SegScan):
+        elif isinstance(node, gpu.SegMap | gpu.SegRed | gpu.SegScan | gpu.SegHist
+                        | gpu.SegScatter):
             for name in node.__dataclass_fields__:
                 walk(getattr(node, name), False)
         elif isinstance(node, tuple | list):

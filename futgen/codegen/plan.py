@@ -92,7 +92,7 @@ class Launch:
     threads: str
     block: int
     args: tuple[KArg, ...]
-    shared_bytes: int = 0
+    shared_bytes: int | str = 0  # dynamic shared memory per block (or a host expression)
     when: str | None = None  # a host condition (over the plan's thresholds): launch if true
 
 

@@ -185,12 +185,18 @@ class Interpreter:
         return acc
 
     def scatter(self, e: ir.Scatter, pat: tuple[ir.Param, ...], env: Env) -> list[Value]:
-        """Writes in row order (so the last write to a position wins), skipping
-        out-of-bounds indices."""
         w = int(subexp(e.w, env))
         cols = self.map_rows(e.lam, w, [env[a] for a in e.arrs], env)
+        return self.write(e.dests, cols, w, env)
+
+    @staticmethod
+    def write(dests: tuple[ir.ScatterDest, ...], cols: list[Value], w: int,
+              env: Env) -> list[Value]:
+        """Scatter's writes of `w` rows of indices and values (`cols`), in row
+        order (so the last write to a position wins), skipping out-of-bounds
+        indices."""
         out, k = [], 0
-        for d in e.dests:
+        for d in dests:
             dest = env[d.arr]
             idx = [np.asarray(c, dtype=np.int64).reshape(w) for c in cols[k:k + d.num_idx]]
             vals = cols[k + d.num_idx]
@@ -203,14 +209,18 @@ class Interpreter:
         return out
 
     def hist(self, e: ir.Hist, pat: tuple[ir.Param, ...], env: Env) -> list[Value]:
-        """Combines each value into its bin with the operator; bins out of range
-        are skipped."""
         w = int(subexp(e.w, env))
         cols = self.map_rows(e.lam, w, [env[a] for a in e.arrs], env)
-        bins = cols[:len(e.ops)]
-        vals = cols[len(e.ops):]
+        return self.histograms(e.ops, cols, w, env)
+
+    def histograms(self, ops: tuple[ir.HistOp, ...], cols: list[Value], w: int,
+                   env: Env) -> list[Value]:
+        """Combines each of `w` rows of values into its bin (`cols`: one bin
+        column per operator, then the values); bins out of range are skipped."""
+        bins = cols[:len(ops)]
+        vals = cols[len(ops):]
         out = []
-        for op, b in zip(e.ops, bins):
+        for op, b in zip(ops, bins):
             n = len(op.dests)
             dests = [env[d] for d in op.dests]
             out += self.hist_op(op, np.asarray(b, dtype=np.int64).reshape(w), vals[:n],

@@ -30,9 +30,12 @@ statement.  The rules, in the spirit of Futhark's moderate flattening
    threads may build arrays in thread-private memory when their shapes are
    known on the host (moderate flattening's "sequential inside" version for
    bodies such as OptionPricing's path generation); a SOAC whose body would
-   need an array of a size only the thread knows, and everything that is
-   not a Screma (scatter, hist, iota, replicate, ...), stays on the host as
-   it is, for the host code generator to run there.
+   need an array of a size only the thread knows stays on the host as it
+   is, for the host code generator to run there.
+6. **Scatter and hist become a SegScatter and a SegHist** when their
+   destinations hold scalars (a scatter of rows, or a histogram whose
+   operator combines tuples or arrays or 8- and 16-bit values, stays on the
+   host).
 
 There are no thresholds and no multi-versioning yet; those come with
 incremental flattening.
@@ -47,7 +50,17 @@ from futgen.flatten import interchange
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.kernel import KernelBuilder, NotKernel, inline
 from futgen.flatten.names import NameSource, param_types, substitute
-from futgen.gpu.ir import SegBinOp, SegMap, SegRed, SegScan, SegSpace, binds_arrays
+from futgen.gpu.ir import (
+    HIST_PRIMS,
+    SegBinOp,
+    SegHist,
+    SegMap,
+    SegRed,
+    SegScan,
+    SegScatter,
+    SegSpace,
+    binds_arrays,
+)
 
 LEVEL = "grid"
 
@@ -73,6 +86,8 @@ class _Flattener:
             match stm.exp:
                 case ir.Screma():
                     out += self.screma(stm, defs)
+                case ir.Scatter() | ir.Hist():
+                    out += self.writes(stm)
                 case ir.If(_, then_, else_, _):
                     out.append(replace(stm, exp=replace(
                         stm.exp, then_=self.host_body(then_), else_=self.host_body(else_))))
@@ -117,6 +132,40 @@ class _Flattener:
             # The rows' shapes as the threads found them (the lambda may say `[?]`).
             lam = replace(stm.exp.map_lam, ret=op.ret)
             op = replace(op, host=replace(stm, exp=replace(stm.exp, map_lam=lam)))
+        return [*kb.hoisted, ir.Stm(stm.pat, op)]
+
+    def writes(self, stm: ir.Stm) -> list[ir.Stm]:
+        """A Scatter or Hist as a SegScatter or SegHist over its rows (rule 6),
+        or `stm` itself when its destinations are not arrays of scalars."""
+        e = stm.exp
+        assert isinstance(e, ir.Scatter | ir.Hist)
+        lam = self._inlined(e.lam)
+        kb = KernelBuilder(self.names, self.types)
+        gtid = self.names.fresh("gtid")
+        kb.local.add(gtid)
+        pre: list[ir.Stm] = []
+        try:
+            if not all(isinstance(t, ir.Prim) for t in lam.ret):
+                raise NotKernel("a write of a row")
+            if isinstance(e, ir.Hist):
+                if any(len(o.dests) != 1 for o in e.ops):
+                    raise NotKernel("a histogram of tuples")
+                if any(t.name not in HIST_PRIMS for t in lam.ret[len(e.ops):]):
+                    raise NotKernel("a histogram of values without atomics")
+                ops = tuple(replace(o, lam=kb.op_lambda(self._inlined(o.lam))) for o in e.ops)
+            for p, a in zip(lam.params, e.arrs):
+                kb.bind_row(p, a, (ir.Var(gtid),), pre)
+            body = _prepend(pre, kb.body(lam.body))
+            if kb.private:
+                raise NotKernel("writes whose threads need private arrays")
+        except NotKernel:
+            return [stm]
+        space = SegSpace((gtid,), (e.w,))
+        op: SegHist | SegScatter
+        if isinstance(e, ir.Hist):
+            op = SegHist(LEVEL, space, ops, lam.ret, body, stm)
+        else:
+            op = SegScatter(LEVEL, space, e.dests, lam.ret, body, stm)
         return [*kb.hoisted, ir.Stm(stm.pat, op)]
 
     def _inlined(self, lam: ir.Lambda) -> ir.Lambda:

@@ -11,7 +11,7 @@ the pass, not as a confusing failure in the code generator.
 from __future__ import annotations
 
 from futgen.core import ir
-from futgen.gpu.ir import Scratch, SegMap, SegRed, SegScan
+from futgen.gpu.ir import Scratch, SegHist, SegMap, SegRed, SegScan, SegScatter
 
 _KERNEL_OPS = (ir.SubExpOp, ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.Index, ir.Assert,
                ir.ArraySize, ir.If, ir.Loop)
@@ -34,7 +34,7 @@ def check_program(prog: ir.Program) -> None:
 def _host_body(body: ir.Body) -> None:
     for stm in body.stms:
         match stm.exp:
-            case SegMap() | SegRed() | SegScan():
+            case SegMap() | SegRed() | SegScan() | SegHist() | SegScatter():
                 _kernel_body(stm.exp.body, private=isinstance(stm.exp, SegMap))
                 for op in getattr(stm.exp, "ops", ()):
                     if not all(isinstance(p.type, ir.Prim) for p in op.lam.params):

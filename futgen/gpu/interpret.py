@@ -1,8 +1,10 @@
 """An interpreter of the GPU IR on NumPy: the executable meaning of SegOps.
 
 Host code is core IR, so this is the core interpreter
-(`futgen.core.interpret.Interpreter`) with one more rule: a SegMap, SegRed or
-SegScan evaluates its kernel body at every point of its segment space.
+(`futgen.core.interpret.Interpreter`) with one more rule: a SegOp evaluates
+its kernel body at every point of its segment space (a SegHist or SegScatter
+then writes the columns into its destinations as the core Hist and Scatter
+do).
 
 Kernel bodies bind only scalars (`futgen.gpu.ir`), which makes them easy to
 run *vectorised over the space*: every name holds a column with one value
@@ -49,9 +51,12 @@ from futgen.frontend.types import PRIM_DTYPES
 from futgen.gpu.ir import (
     Scratch,
     SegBinOp,
+    SegHist,
     SegMap,
     SegRed,
     SegScan,
+    SegScatter,
+    SegOp,
     binds_arrays,
     num_red_results,
 )
@@ -81,6 +86,12 @@ class GpuInterpreter(Interpreter):
     def exp(self, e: ir.Exp, pat: tuple[ir.Param, ...], env: Env) -> list[Value]:
         if isinstance(e, SegMap | SegRed | SegScan):
             return self.segop(e, env)
+        if isinstance(e, SegHist | SegScatter):
+            w = int(subexp(e.space.dims[0], env))
+            cols = self.points(e, (w,), env)
+            if isinstance(e, SegHist):
+                return self.histograms(e.ops, cols, w, env)
+            return self.write(e.dests, cols, w, env)
         if isinstance(e, Scratch):  # zeros, so a read before a write is reproducible
             return [np.zeros(tuple(int(subexp(d, env)) for d in e.shape), _dtype(ir.Prim(e.prim)))]
         return super().exp(e, pat, env)
@@ -101,7 +112,7 @@ class GpuInterpreter(Interpreter):
             segs = segs[n:]
         return out + [c.reshape(dims) for c in cols[k:]]
 
-    def points(self, op: SegMap | SegRed | SegScan, dims: tuple[int, ...],
+    def points(self, op: SegOp, dims: tuple[int, ...],
                env: Env) -> list[np.ndarray]:
         """One column per body result: its value at every point, in row-major order."""
         dtypes = [_dtype(t) for t in op.ret]

@@ -34,6 +34,20 @@ Segment spaces and results follow Futhark's `IR/SegOp.hs`:
   one-dimensional space); a map-out result has shape `dims`.
 * `SegScan`: like SegRed, but inclusive scans over the innermost dimension;
   every result has shape `dims`.
+* `SegHist`: histograms over a one-dimensional space (Futhark's SegHist):
+  the body returns one bin index per histogram, then each histogram's
+  value; the value is combined into its bin of the destination with the
+  operator (associative and commutative, so in any order), bins out of
+  range are skipped.  The destinations are consumed: updated in place, they
+  are the results.
+* `SegScatter`: writes over a one-dimensional space (Futhark's SegMap with
+  write results): the body returns, per destination, one index per
+  dimension and then the value; out-of-bounds writes are skipped.  The
+  destinations are consumed and updated in place; two points writing one
+  position leave either value (Futhark leaves it unspecified).
+
+A SegHist or SegScatter keeps the core statement it implements (`host`),
+which a backend without atomics (the CPU backend) runs as it is.
 
 Printed (`futgen dump --ir gpu`), a SegRed summing `xs` looks like
 
@@ -53,9 +67,25 @@ from dataclasses import dataclass
 
 from futgen_runtime.errors import FAILURE_ARGS
 
-from futgen.core.ir import Body, If, Lambda, Loop, Prim, Stm, SubExp, Type, VName
+from futgen.core.ir import (
+    Body,
+    HistOp,
+    If,
+    Lambda,
+    Loop,
+    Prim,
+    ScatterDest,
+    Stm,
+    SubExp,
+    Type,
+    VName,
+)
 
 MAX_ASSERT_ARGS = FAILURE_ARGS  # message arguments a kernel can report
+
+# The value types a SegHist combines: those of 32 and 64 bits, which compare
+# and swap can update whatever the operator.
+HIST_PRIMS = frozenset({"i32", "u32", "f32", "i64", "u64", "f64"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +151,33 @@ class SegScan:
     body: Body
 
 
-SegOp = SegMap | SegRed | SegScan
+@dataclass(frozen=True, slots=True)
+class SegHist:
+    """Histograms into destinations updated in place; one destination per
+    operator, of a type in `HIST_PRIMS`.  `ret` types the body's results (bins, then values)."""
+
+    level: str
+    space: SegSpace
+    ops: tuple[HistOp, ...]
+    ret: tuple[Type, ...]
+    body: Body
+    host: Stm
+
+
+@dataclass(frozen=True, slots=True)
+class SegScatter:
+    """Writes of scalars into destinations updated in place.  `ret` types the
+    body's results (per destination: its indices, then the value)."""
+
+    level: str
+    space: SegSpace
+    dests: tuple[ScatterDest, ...]
+    ret: tuple[Type, ...]
+    body: Body
+    host: Stm
+
+
+SegOp = SegMap | SegRed | SegScan | SegHist | SegScatter
 
 
 def binds_arrays(body: Body) -> bool:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from futgen.core import ir
 from futgen.core.pretty import INDENT, Printer, _ses, _types, subexp
-from futgen.gpu.ir import Scratch, SegMap, SegRed, SegScan, SegSpace
+from futgen.gpu.ir import Scratch, SegHist, SegMap, SegOp, SegRed, SegScan, SegScatter, SegSpace
 
 
 def pretty(
-    node: ir.Program | ir.Function | ir.Body | ir.Exp | SegMap | SegRed | SegScan,
+    node: ir.Program | ir.Function | ir.Body | ir.Exp | SegOp,
 ) -> str:
     """The text of a GPU IR program, function, body or expression."""
     return GpuPrinter().text(node)
@@ -70,4 +70,14 @@ class GpuPrinter(Printer):
                     f"{pad}{INDENT}: {_types(ret)}",
                     *self.body(body, depth),
                 ]
+            case SegHist(level, space, ops, ret, body):
+                lines = [f"{pad}seghist {level} {space_text(space)}"]
+                for op in ops:
+                    lines += [f"{pad}{INDENT}hist {', '.join(map(str, op.dests))} {_ses(op.nes)}",
+                              *self.lam(op.lam, depth + 2)]
+                return [*lines, f"{pad}{INDENT}: {_types(ret)}", *self.body(body, depth)]
+            case SegScatter(level, space, dests, ret, body):
+                written = ", ".join(f"{d.arr}/{d.num_idx}" for d in dests)
+                return [f"{pad}segscatter {level} {space_text(space)} into {written}",
+                        f"{pad}{INDENT}: {_types(ret)}", *self.body(body, depth)]
         return super().exp(e, depth)

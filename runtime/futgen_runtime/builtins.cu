@@ -22,6 +22,29 @@ __device__ inline int64_t futgen_offset(int64_t i, int32_t rank, const int64_t *
   return off;
 }
 
+// out[b][c][r] = in[b][r][c], by 32 x 32 tiles through shared memory, so
+// that reads and writes are both coalesced (the thesis's chapter 9.1);
+// blocks of 256 threads (32 x 8) take tiles by a grid-stride loop.
+template <typename T>
+__device__ void futgen_transpose(T (*tile)[33], T *out, const T *in, int64_t batches,
+                                 int64_t rows, int64_t cols) {
+  const int64_t tiles_r = (rows + 31) / 32, tiles_c = (cols + 31) / 32;
+  const int64_t per_batch = tiles_r * tiles_c;
+  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  for (int64_t t = blockIdx.x; t < batches * per_batch; t += gridDim.x) {
+    const int64_t b = t / per_batch, r0 = t % per_batch / tiles_c * 32,
+                  c0 = t % tiles_c * 32;
+    const T *src = in + b * rows * cols;
+    T *dst = out + b * rows * cols;
+    for (int k = ty; k < 32; k += 8)
+      if (r0 + k < rows && c0 + tx < cols) tile[k][tx] = src[(r0 + k) * cols + c0 + tx];
+    __syncthreads();
+    for (int k = ty; k < 32; k += 8)
+      if (c0 + k < cols && r0 + tx < rows) dst[(c0 + k) * rows + r0 + tx] = tile[tx][k];
+    __syncthreads();
+  }
+}
+
 #define DIMS_PARAMS                                                            \
   int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t d4, int64_t d5,      \
       int64_t d6, int64_t d7, int64_t s0, int64_t s1, int64_t s2, int64_t s3,  \
@@ -51,6 +74,12 @@ __device__ inline int64_t futgen_offset(int64_t i, int32_t rank, const int64_t *
       const T *src, int64_t offset, int32_t rank, DIMS_PARAMS) {               \
     DIMS_ARRAYS                                                                \
     GRID_STRIDE(i, n) dst[offset + futgen_offset(i, rank, d, s)] = src[i];     \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(256) futgen_transpose_##BYTES(  \
+      int32_t *failure, int64_t *failure_args, T *out, const T *in,            \
+      int64_t batches, int64_t rows, int64_t cols) {                           \
+    __shared__ T tile[32][33];                                                 \
+    futgen_transpose(tile, out, in, batches, rows, cols);                      \
   }
 
 BY_SIZE(u8, 1, uint8_t)

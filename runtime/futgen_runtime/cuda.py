@@ -361,6 +361,16 @@ class CudaBackend:
     def rearrange(self, x: gpuarray.GPUArray, perm: Sequence[int]) -> gpuarray.GPUArray:
         """Dimensions permuted and materialised (`perm[i]`: source dim of result dim i)."""
         perm = [int(p) for p in perm]
+        lead = len(perm) - 2
+        if lead >= 0 and perm == [*range(lead), lead + 1, lead] and x.size:
+            # The last two dimensions swapped: by tiles, coalesced both ways.
+            out = self.empty(tuple(x.shape[p] for p in perm), x.dtype)
+            rows, cols = x.shape[-2:]
+            tiles = out.size // (rows * cols) * -(-rows // 32) * -(-cols // 32)
+            self.launch(f"futgen_transpose_{x.dtype.itemsize}", tiles * 256, 256,
+                        [out, x, np.int64(out.size // (rows * cols)), np.int64(rows),
+                         np.int64(cols)])
+            return out
         src = c_strides(x.shape)
         region = Region(0, tuple(x.shape[p] for p in perm), tuple(src[p] for p in perm))
         return self._gather(x, region)

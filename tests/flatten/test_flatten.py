@@ -21,7 +21,7 @@ from futgen.flatten import flatten
 from futgen.flatten.check import check_program
 from futgen.frontend import check_source, load
 from futgen.gpu.interpret import run
-from futgen.gpu.ir import SegMap, SegRed, SegScan
+from futgen.gpu.ir import SegHist, SegMap, SegRed, SegScan, SegScatter
 from futgen.testing.spec import read_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -47,7 +47,7 @@ def _host_stms(body: ir.Body) -> list[ir.Stm]:
 
 def _segops(prog: ir.Program, fn: str) -> list:
     return [s.exp for s in _host_stms(prog.function(fn).body)
-            if isinstance(s.exp, SegMap | SegRed | SegScan)]
+            if isinstance(s.exp, SegMap | SegRed | SegScan | SegHist | SegScatter)]
 
 
 def _host_soacs(prog: ir.Program, fn: str) -> list:
@@ -159,13 +159,54 @@ def test_a_body_whose_array_size_depends_on_the_thread_stays_on_the_host() -> No
     assert got[0].tolist() == [1, 6]
 
 
-def test_scatter_and_hist_stay_on_the_host() -> None:
+def test_scatter_and_hist_of_scalars_become_segops() -> None:
     prog = _flat("""
       entry main [n] (k: i64) (is: [n]i64) (vs: [n]i32) : [k]i32 =
-        let h = hist (+) 0 k is vs
-        in scatter h (map (+ 1) is) vs""")
-    kinds = {type(e) for e in _host_soacs(prog, "main")}
-    assert kinds == {ir.Hist, ir.Scatter}
+        let h = hist i32.max 0 k is vs
+        in scatter h (map (+ 1) is) (map (* 10) vs)""")
+    assert not _host_soacs(prog, "main")
+    ops = [type(op) for op in _segops(prog, "main")]
+    assert ops == [SegHist, SegScatter]  # both maps fused into the scatter
+    is_ = np.array([0, 2, 2, -1, 7, 1], np.int64)  # -1 and 7: out of bounds, skipped
+    vs = np.array([5, 3, 9, 4, 4, -2], np.int32)
+    for vectorise in (True, False):
+        got = run(prog, "main", [np.int64(4), is_, vs], vectorise=vectorise)[0]
+        # hist: [5, 0, 9, 0]; then 0, 1, 2 get 40, 50, -20; 3 gets 30 or 90 (unspecified)
+        assert got[:3].tolist() == [40, 50, -20] and got[3] in (30, 90)
+        h = run(_flat("""entry main [n] (k: i64) (is: [n]i64) (vs: [n]i32) : [k]i32 =
+                             hist i32.max 0 k is vs"""), "main", [np.int64(4), is_, vs],
+                vectorise=vectorise)[0]
+        assert h.tolist() == [5, 0, 9, 0]
+
+
+def test_a_map_fuses_into_its_scatter_unless_it_reads_the_destination() -> None:
+    src = """entry main [n] (dest: *[]f32) (is: [n]i64) : []f32 =
+               scatter dest is (map (\\i -> %s) is)"""
+    fused = _flat(src % "f32.i64 i * 2")
+    assert [type(op) for op in _segops(fused, "main")] == [SegScatter]
+    reads = _flat(src % "dest[i] + 1")  # fused, the reads would see the writes
+    assert [type(op) for op in _segops(reads, "main")] == [SegMap, SegScatter]
+    dest, is_ = np.arange(4, dtype=np.float32), np.array([1, 0, 3], np.int64)
+    for vectorise in (True, False):
+        got = run(reads, "main", [dest, is_], vectorise=vectorise)[0]
+        assert got.tolist() == [1, 2, 2, 4]
+        got = run(fused, "main", [dest, is_], vectorise=vectorise)[0]
+        assert got.tolist() == [0, 2, 2, 6]
+
+
+@pytest.mark.parametrize("src", [
+    # a scatter of rows
+    "entry main (d: *[][2]i32) (is: []i64) (vs: [][2]i32) : [][2]i32 = scatter d is vs",
+    # a histogram of tuples
+    """entry main (k: i64) (is: []i64) (vs: []i32) : ([]i32, []i32) =
+         unzip (hist (\\(a, b) (c, d) -> (a + c, b + d)) (0, 0) k is (zip vs vs))""",
+    # a histogram of 8-bit values: no atomics for them
+    "entry main (k: i64) (is: []i64) (vs: []i8) : []i8 = hist (+) 0 k is vs",
+])
+def test_writes_without_scalar_atomics_stay_on_the_host(src: str) -> None:
+    prog = _flat(src)
+    assert {type(e) for e in _host_soacs(prog, "main")} & {ir.Hist, ir.Scatter}
+    assert not [op for op in _segops(prog, "main") if isinstance(op, SegHist | SegScatter)]
 
 
 def test_inner_reduction_in_a_branch_becomes_a_loop() -> None:
@@ -260,9 +301,9 @@ EXPECTED = {
     ("stencil", "step"): ["SegMap1"],
     ("stencil", "step2d"): ["SegMap2"],
     ("kmeans", "nearest"): ["SegRed1"],
-    ("kmeans", "step"): ["SegMap1", "SegMap1"],  # the new centres: private rows
-    ("histogram", "main"): ["SegMap1"],
-    ("compact", "by_scatter"): ["SegMap1", "SegScan1", "SegMap1"],
+    ("kmeans", "step"): ["SegMap1", "SegHist1", "SegMap1"],  # the new centres: private rows
+    ("histogram", "main"): ["SegHist1"],  # the bins' map fused in
+    ("compact", "by_scatter"): ["SegMap1", "SegScan1", "SegScatter1"],
     ("tridiag", "linrec"): ["SegScan1", "SegMap1"],
 }
 

@@ -1,8 +1,9 @@
-"""The CUDA reduction and scan skeletons against the interpreter, on the GPU.
+"""The CUDA skeletons (reductions, scans, histograms, scatters) against the
+interpreter, on the GPU.
 
 Sizes 0, 1, odd, powers of two and around tile boundaries; segmented
-reductions under every strategy (thresholds forced through `tuning=`); one
-input above 2^31 bytes.  Run on the GPU machine: `pytest -m gpu`.
+reductions and histograms under every strategy (thresholds forced through
+`tuning=`); inputs above 2^31 bytes.  Run on the GPU machine: `pytest -m gpu`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ pytestmark = pytest.mark.gpu
 # The same checks on the CPU backend, to try them without a GPU.
 BACKEND = os.environ.get("FUTGEN_SKELETON_BACKEND", "cuda")
 
-PROGRAM = Path(__file__).resolve().parents[1] / "programs" / "kernels" / "reductions.fut"
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs" / "kernels"
+PROGRAM = PROGRAMS / "reductions.fut"
+WRITES = PROGRAMS / "writes.fut"
 SIZES = [0, 1, 7, 256, 2047, 2048, 2049, 1 << 16, (1 << 20) + 3]
 SHAPES = [(0, 5), (3, 0), (1, 1), (7, 3), (5, 16), (33, 17), (4, 2048), (2, 5000), (1, 1 << 20),
           (1 << 12, 100)]
@@ -39,9 +42,21 @@ def interp() -> Interpreter:
     return Interpreter(load(PROGRAM))
 
 
+@pytest.fixture(scope="module")
+def writes(tmp_path_factory: pytest.TempPathFactory):
+    pkg = build_package(WRITES, tmp_path_factory.mktemp("writes") / "pkg", name="writes")
+    return import_package(pkg)
+
+
+@pytest.fixture(scope="module")
+def writes_interp() -> Interpreter:
+    return Interpreter(load(WRITES))
+
+
 def _want(interp: Interpreter, entry: str, args: list):
     """The interpreter's results as a generated module returns them."""
-    results = interp.call(entry, args)
+    results = interp.call(entry, [np.array(a) if isinstance(a, np.ndarray) else a
+                                  for a in args])  # it consumes destinations
     return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -110,3 +125,86 @@ def test_above_two_gibibytes(lib) -> None:
     head = xs[: 1 << 28].astype(np.int64)  # 2^31 bytes of i64
     prefix = lib.Skeletons(backend=BACKEND).prefix_i64(head)
     np.testing.assert_array_equal(prefix[-3:], np.cumsum(head)[-3:])
+
+
+BIG = 2_000_000_000
+HISTOGRAMS = [(0, 5), (1, 1), (7, 3), (1000, 0), (2049, 256), (1 << 16, 1), (1 << 16, 5000),
+              ((1 << 20) + 3, 256), ((1 << 20) + 3, 1 << 20)]
+
+
+def _hist_args(entry: str, n: int, k: int) -> list:
+    """Bins with some out of range (skipped), values whose combination is exact
+    in any order (but the product's, which is close)."""
+    rng = np.random.default_rng(n * 31 + k)
+    bins = rng.integers(-2, k + 2, n)
+    small = rng.integers(0, 8, n)
+    return {
+        "hist_f32_add": [k, bins, small.astype(np.float32)],
+        "hist_i64_add": [k, bins, rng.integers(-1 << 40, 1 << 40, n)],
+        "hist_i32_max": [rng.integers(-100, 100, k).astype(np.int32), bins,
+                         rng.integers(-1 << 31, 1 << 31, n).astype(np.int32)],
+        "hist_u32_min": [k, bins, rng.integers(0, 1 << 32, n).astype(np.uint32)],
+        "hist_f32_max": [k, bins, rng.standard_normal(n).astype(np.float32)],
+        "hist_f64_mul": [rng.uniform(0.5, 2, k), bins, rng.uniform(0.999, 1.001, n)],
+    }[entry]
+
+
+@pytest.mark.parametrize("strategy", ["shared", "global"])
+@pytest.mark.parametrize(("n", "k"), HISTOGRAMS, ids=str)
+@pytest.mark.parametrize("entry", ["hist_f32_add", "hist_i64_add", "hist_i32_max",
+                                   "hist_u32_min", "hist_f32_max", "hist_f64_mul"])
+def test_histograms(writes, writes_interp, entry: str, n: int, k: int, strategy: str) -> None:
+    [param] = [p for p in writes.TUNING_PARAMS if p.startswith(f"{entry}.seghist_shared")]
+    instance = writes.Writes(backend=BACKEND, tuning={param: 1 if strategy == "shared" else BIG})
+    args = _hist_args(entry, n, k)
+    _same(getattr(instance, entry)(*args), _want(writes_interp, entry, args), entry)
+
+
+def test_histogram_of_computed_bins_and_its_errors(writes, writes_interp) -> None:
+    xs = np.arange(5000, dtype=np.int32) * 3
+    rng = np.random.default_rng(5)
+    for strategy in (1, BIG):
+        [param] = [p for p in writes.TUNING_PARAMS if p.startswith("hist_gather.")]
+        lib = writes.Writes(backend=BACKEND, tuning={param: strategy})
+        is_ = rng.integers(0, 5000, 100_000)
+        _same(lib.hist_gather(37, xs, is_), _want(writes_interp, "hist_gather", [37, xs, is_]),
+              "hist_gather")
+        is_[77_777] = 5000
+        with pytest.raises(Exception, match=r"Index \[5000\] out of bounds"):
+            lib.hist_gather(37, xs, is_)
+        assert lib.hist_gather(3, xs, is_[:10]).sum() == xs[is_[:10]].sum()  # and on it goes
+
+
+@pytest.mark.parametrize(("n", "k"), [(0, 0), (0, 4), (1, 1), (7, 20), (2049, 4096),
+                                      (1 << 16, 1 << 16), ((1 << 20) + 3, 1 << 21)], ids=str)
+def test_scatters(writes, writes_interp, n: int, k: int) -> None:
+    rng = np.random.default_rng(n + k)
+    # Distinct positions in range (two writes to one position may leave either
+    # value), and some out of bounds, which are skipped.
+    is_ = rng.permutation(k + 2)[:n] - 1
+    dest, vs = rng.random(k, np.float32), rng.random(len(is_), np.float32)
+    _same(writes.Writes(backend=BACKEND).scatter_f32(dest, is_, vs),
+          _want(writes_interp, "scatter_f32", [dest, is_, vs]), "scatter_f32")
+    rows = max(1, k // 64)
+    dest2 = rng.integers(0, 9, (rows, 64)).astype(np.int32)
+    flat = rng.permutation(rows * 64)[:n]
+    is2, js = flat // 64, flat % 64
+    is2[: n // 10] = rows  # out of bounds
+    vs2 = rng.integers(-9, 0, len(flat)).astype(np.int32)
+    args = [dest2, is2, js, vs2]
+    _same(writes.Writes(backend=BACKEND).scatter_2d_i32(*args),
+          _want(writes_interp, "scatter_2d_i32", args), "scatter_2d_i32")
+
+
+def test_writes_above_two_gibibytes(writes) -> None:
+    """A histogram of 2^28 + 1 i64 (2^31 + 8 bytes) and a scatter into 2^29 + 1
+    f32: 64-bit indexing all through."""
+    n = (1 << 28) + 1
+    values = np.ones(n, np.int64)
+    bins = np.arange(n, dtype=np.int64) % 256
+    got = writes.Writes(backend=BACKEND).hist_i64_add(256, bins, values)
+    assert got[0] == n // 256 + 1 and got[1:].tolist() == [n // 256] * 255
+    dest = np.zeros((1 << 29) + 1, np.float32)
+    is_ = np.array([0, len(dest) - 1, len(dest)], np.int64)
+    out = writes.Writes(backend=BACKEND).scatter_f32(dest, is_, np.array([1, 2, 3], np.float32))
+    assert out[0] == 1 and out[-1] == 2 and out.sum() == 3

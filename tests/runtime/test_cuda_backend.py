@@ -127,6 +127,7 @@ def test_array_ops_match_cpu(b, dtype: str) -> None:
     same(b.concat([x, x]), c.concat([host, host]))
     same(b.reshape(x, (12, 5)), host.reshape(12, 5))
     same(b.rearrange(x, (2, 0, 1)), c.rearrange(host, (2, 0, 1)))
+    same(b.rearrange(x, (0, 2, 1)), c.rearrange(host, (0, 2, 1)))  # by tiles
     for idx in [(1,), (2, 3), (1, 2, 4), ((0, 2, 2),), ((2, 3, -1), 1, (4, 2, -2)),
                 (slice_ := (1, 0, 1),)]:
         same(b.index(x, idx), c.index(host, idx))
@@ -194,3 +195,15 @@ def test_torch_zero_copy(b) -> None:
 def test_out_of_memory(b) -> None:
     with pytest.raises(MemoryError, match="out of GPU memory allocating"):
         b.empty((1 << 50,), "float32")
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 33), (31, 1), (33, 65), (3, 64, 32), (2, 5, 1000),
+                                   (4096, 4096)], ids=str)
+def test_transpose_by_tiles(b, shape: tuple[int, ...]) -> None:
+    """The last two dimensions swapped, at tile edges and beyond them."""
+    host = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) % 1000003
+    perm = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
+    for dtype in ("int8", "int16", "float32", "float64"):
+        h = host.astype(dtype)
+        np.testing.assert_array_equal(b.to_host(b.rearrange(b.from_host(h), perm)),
+                                      np.transpose(h, perm))

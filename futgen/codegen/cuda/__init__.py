@@ -1,7 +1,7 @@
 """CUDA code generation: SegOp statements -> kernels and `KernelPlan`s.
 
 `compile_segop` dispatches on the SegOp and its space to one strategy
-module (`segmap`, `segred`, `segscan`); each lowers kernel code to ImpCode
+module (`segmap` for SegMap and SegScatter, `segred`, `segscan`, `seghist`); each lowers kernel code to ImpCode
 (`lower.py`) and renders it (`render.py`).  `render_kernels_file` writes a
 program's `kernels.cu` from `templates/kernels.cu.j2`: the includes, the
 prelude of scalar helpers (`scalar.prelude`), then every plan's kernels.
@@ -21,13 +21,14 @@ import jinja2
 from futgen.codegen.cuda.common import SegCompile
 from futgen.codegen.cuda.lower import ErrorTable, c_name
 from futgen.codegen.cuda.scalar import prelude
-from futgen.codegen.cuda.segmap import compile_segmap
+from futgen.codegen.cuda.seghist import compile_seghist
+from futgen.codegen.cuda.segmap import compile_segmap, compile_segscatter
 from futgen.codegen.cuda.segred import compile_segred
 from futgen.codegen.cuda.segscan import compile_segscan
 from futgen.codegen.plan import KernelPlan
 from futgen.codegen.resources import templates_dir
 from futgen.core import ir
-from futgen.gpu.ir import SegMap, SegRed, SegScan
+from futgen.gpu.ir import SegHist, SegMap, SegRed, SegScan, SegScatter
 
 __all__ = ["compile_segop", "kernels_prelude", "render_kernels_file"]
 
@@ -62,6 +63,10 @@ def compile_segop(stm: ir.Stm, types: dict[ir.VName, ir.Type],
             return compile_segred(sc, stm.exp)
         case SegScan():
             return compile_segscan(sc, stm.exp)
+        case SegHist():
+            return compile_seghist(sc, stm.exp)
+        case SegScatter():
+            return compile_segscatter(sc, stm.exp)
     raise NotImplementedError(f"no CUDA strategy for {type(stm.exp).__name__}")
 
 
@@ -77,4 +82,5 @@ def render_kernels_file(plans: Sequence[KernelPlan]) -> str:
     template = env.get_template("kernels.cu.j2")
     sources = [p.source for p in plans]
     return template.render(prelude=kernels_prelude(), kernels=sources,
-                           cub=any("cub::" in s for s in sources))
+                           cub=any("cub::" in s for s in sources),
+                           atomics=any("futgen_atomic_combine" in s for s in sources))

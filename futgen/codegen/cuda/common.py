@@ -82,11 +82,13 @@ class SegCompile:
         return key
 
     def add_kernel(self, name: str, source: str, low: KernelLowering, threads: str,
-                   block: int = BLOCK, when: str | None = None) -> None:
+                   block: int = BLOCK, when: str | None = None,
+                   shared_bytes: int | str = 0) -> None:
         """Records a kernel rendered elsewhere (a skeleton) and its launch."""
         self.sources.append(source)
         self.launches.append(Launch(name, threads, block,
-                                    tuple(a for _, a in low.params.values()), when=when))
+                                    tuple(a for _, a in low.params.values()), shared_bytes,
+                                    when))
 
     def kernel(self, base: str, low: KernelLowering, body: Sequence[Stm], threads: str,
                block: int = BLOCK, when: str | None = None) -> None:

@@ -1,4 +1,4 @@
-"""SegMap: one grid-stride loop over the flattened segment space.
+"""SegMap and SegScatter: one grid-stride loop over the flattened segment space.
 
 Each thread takes flat indices `blockIdx.x * blockDim.x + threadIdx.x`,
 then steps by the whole grid, so the kernel is correct for any grid the
@@ -11,11 +11,15 @@ When the threads build private arrays (`private.py`), the launch asks for
 at most the runtime's grid cap of threads, so the host knows how many there
 are and sizes every private buffer to that many copies of the array; an
 array result is copied from its buffer into the thread's row of the output.
+
+A SegScatter runs the same loop; each point stores its value into the
+destination at its indices when they are in bounds.  The destinations are
+updated in place (they are consumed), so they are the plan's results.
 """
 
 from __future__ import annotations
 
-from functools import partial
+from functools import partial, reduce
 
 from futgen.codegen.cuda import imp
 from futgen.codegen.cuda.common import (
@@ -30,11 +34,11 @@ from futgen.codegen.cuda.common import (
     pointer,
 )
 from futgen.codegen.cuda.imp import Bin, Stm
-from futgen.codegen.cuda.lower import KernelLowering, Out
+from futgen.codegen.cuda.lower import KernelLowering, Out, c_name
 from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product
 from futgen.codegen.plan import CTYPES, KernelPlan
 from futgen.core import ir
-from futgen.gpu.ir import SegMap, binds_arrays
+from futgen.gpu.ir import SegMap, SegScatter, binds_arrays
 
 
 def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
@@ -46,7 +50,7 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
             for p, prim, t in zip(sc.stm.pat, prims, op.ret)]
     out_ptrs = [pointer(low, t) for t in outs]
     dims = [low.subexp(d) for d in op.space.dims]
-    total, flat = low.fresh("total"), low.fresh("flat")
+    flat = low.fresh("flat")
     threads = sc.host_product(op.space.dims)
     if binds_arrays(op.body) or any(isinstance(t, ir.ArrayT) for t in op.ret):
         threads = f"min({threads}, b.max_grid({BLOCK}) * {BLOCK})"
@@ -60,14 +64,46 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     inner += low.region((), op.body, res, None)
     inner += [imp.Store(o, imp.Var(flat), imp.Var(r))
               for o, r in zip(out_ptrs, res) if isinstance(r, str)]
-    body: list[Stm] = [
+    sc.kernel("segmap", low, _grid_stride(low, dims, flat, inner), threads)
+    return sc.plan([("array", t.name) for t in outs])
+
+
+def compile_segscatter(sc: SegCompile, op: SegScatter) -> KernelPlan:
+    """The plan of `let (pat) = segscatter ...`: one kernel writing in place."""
+    low = sc.lowering()
+    dims = [low.subexp(d) for d in op.space.dims]
+    flat = low.fresh("flat")
+    res = [low.fresh("res") for _ in op.ret]
+    inner: list[Stm] = decompose(low, imp.Var(flat), op.space.gtids, dims)
+    inner += [imp.Decl(CTYPES[t.name], r) for t, r in zip(op.ret, res)]  # type: ignore[union-attr]
+    inner += low.region((), op.body, res, None)
+    k = 0
+    for d in op.dests:
+        dest, _, shape = low.array(d.arr)
+        idx = [imp.Var(r) for r in res[k:k + d.num_idx]]
+        inside = [Bin("&&", Bin(">=", i, imp.Lit("(int64_t)0")), Bin("<", i, n))
+                  for i, n in zip(idx, shape)]
+        at = idx[0]
+        for i, n in zip(idx[1:], shape[1:]):
+            at = Bin("+", Bin("*", at, n), i)
+        inner.append(imp.If(reduce(partial(Bin, "&&"), inside),
+                            (imp.Store(dest, at, imp.Var(res[k + d.num_idx])),)))
+        k += d.num_idx + 1
+    sc.kernel("segscatter", low, _grid_stride(low, dims, flat, inner),
+              sc.host_product(op.space.dims))
+    return sc.plan([("array", c_name(d.arr)) for d in op.dests])
+
+
+def _grid_stride(low: KernelLowering, dims: list[imp.Expr], flat: str,
+                 inner: list[Stm]) -> list[Stm]:
+    """A kernel body running `inner` at every flat index `flat` of `dims`."""
+    total = low.fresh("total")
+    return [
         early_exit(barriers=False),
         imp.Decl("int64_t", total, product(dims)),
         imp.For("int64_t", flat, Bin("+", Bin("*", BID, BDIM), TID), imp.Var(total),
                 tuple(inner), Bin("*", GDIM, BDIM)),
     ]
-    sc.kernel("segmap", low, body, threads)
-    return sc.plan([("array", t.name) for t in outs])
 
 
 def _allocator(sc: SegCompile, low: KernelLowering, threads: str) -> Alloc:
