@@ -11,7 +11,7 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 
 def main(src: str, dst: str) -> None:
@@ -20,7 +20,7 @@ def main(src: str, dst: str) -> None:
     for r in info["rows"]:
         if "rows_log2" not in r:
             continue
-        gbps = lambda t: r["bytes"] / (t["kernel_ms"] or t["call_ms"]) / 1e6  # noqa: E731
+        gbps = lambda t: r["bytes"] / (t["kernel_ms"] or t["call_ms"]) / 1e6
         series.setdefault(f"futgen [{r['strategy']}]", {})[r["rows_log2"]] = gbps(r["futgen"])
         series.setdefault("torch.sum(x, 1)", {})[r["rows_log2"]] = gbps(r["torch"])
     fig, ax = plt.subplots(figsize=(8, 4.5))

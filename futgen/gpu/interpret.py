@@ -53,10 +53,10 @@ from futgen.gpu.ir import (
     SegBinOp,
     SegHist,
     SegMap,
+    SegOp,
     SegRed,
     SegScan,
     SegScatter,
-    SegOp,
     binds_arrays,
     num_red_results,
 )

@@ -17,7 +17,16 @@ from __future__ import annotations
 
 from futgen.core import ir
 from futgen.core.pretty import INDENT, Printer, _ses, _types, subexp
-from futgen.gpu.ir import Scratch, SegHist, SegMap, SegOp, SegRed, SegScan, SegScatter, SegSpace
+from futgen.gpu.ir import (
+    Scratch,
+    SegHist,
+    SegMap,
+    SegOp,
+    SegRed,
+    SegScan,
+    SegScatter,
+    SegSpace,
+)
 
 
 def pretty(
