@@ -17,7 +17,15 @@ from futgen.codegen.cuda import compile_segop, kernels_prelude, render_kernels_f
 from futgen.codegen.plan import KernelPlan
 from futgen.core import ir
 from futgen.errors import Loc
-from futgen.gpu.ir import SegBinOp, SegMap, SegRed, SegScan, SegSpace
+from futgen.gpu.ir import (
+    SegBinOp,
+    SegHist,
+    SegMap,
+    SegRed,
+    SegScan,
+    SegScatter,
+    SegSpace,
+)
 
 LOC = Loc("prog.fut", 3, 7)
 
@@ -284,7 +292,9 @@ def test_nvcc_compiles_prelude_alone(tmp_path: Path) -> None:
 
 # ------------------------------------------------- example programs, flattened
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.fut"))
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.fut"))
+KERNEL_PROGRAMS = sorted((ROOT / "tests" / "programs" / "kernels").glob("*.fut"))
 
 
 def _host_segops(body: ir.Body) -> list[ir.Stm]:
@@ -292,7 +302,7 @@ def _host_segops(body: ir.Body) -> list[ir.Stm]:
     out: list[ir.Stm] = []
     for s in body.stms:
         match s.exp:
-            case SegMap() | SegRed() | SegScan():
+            case SegMap() | SegRed() | SegScan() | SegHist() | SegScatter():
                 out.append(s)
             case ir.If(_, then_, else_, _):
                 out += _host_segops(then_) + _host_segops(else_)
@@ -301,19 +311,53 @@ def _host_segops(body: ir.Body) -> list[ir.Stm]:
     return out
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_nvcc_compiles_flattened_examples(path: Path, tmp_path: Path) -> None:
-    flatten = pytest.importorskip("futgen.flatten", reason="flattening pass not present")
-    names_mod = pytest.importorskip("futgen.flatten.names")
+def _plans(path: Path) -> dict[str, list[KernelPlan]]:
+    """The kernel plans of each function of a flattened program."""
     from futgen.core import load
+    from futgen.flatten import flatten
+    from futgen.flatten.names import NameSource, param_types
 
-    prog = flatten.flatten(load(str(path)))
-    types = names_mod.param_types(prog.functions)
-    names = names_mod.NameSource(prog)
+    prog = flatten(load(str(path)))
+    types = param_types(prog.functions)
+    names = NameSource(prog)
     codes = itertools.count(1)
-    plans = [compile_segop(s, types, names.fresh, codes)
-             for f in prog.functions for s in _host_segops(f.body)]
+    return {f.name: [compile_segop(s, types, names.fresh, codes) for s in _host_segops(f.body)]
+            for f in prog.functions}
+
+
+@pytest.mark.parametrize("path", EXAMPLES + KERNEL_PROGRAMS, ids=lambda p: p.name)
+def test_nvcc_compiles_flattened_examples(path: Path, tmp_path: Path) -> None:
+    plans = [p for ps in _plans(path).values() for p in ps]
     nvcc_check(render_kernels_file(plans), tmp_path)
+
+
+def test_matrix_products_get_a_tiled_version_beside_the_plain_one() -> None:
+    plans = _plans(ROOT / "tests" / "programs" / "kernels" / "products.fut")
+    for fn in ("matmul", "matmul_columns", "gemm", "max_plus_and_product"):
+        tiled = [p for p in plans[fn] if any("segmap_tiled" in la.kernel for la in p.launches)]
+        assert len(tiled) == 1, fn
+        [threshold] = tiled[0].thresholds
+        whens = {la.kernel.rsplit("_", 1)[0]: la.when for la in tiled[0].launches}
+        assert set(whens) == {"segmap_tiled", "segmap"}  # one or the other runs
+        assert whens["segmap_tiled"].startswith("min(")
+        assert whens["segmap_tiled"].endswith(f") >= {threshold.key}")
+        assert whens["segmap"] == f"not ({whens['segmap_tiled']})"
+
+
+def test_a_loop_reading_no_column_invariant_array_is_not_tiled() -> None:
+    from futgen.codegen.cuda.tiling import tileable
+    from futgen.core import internalise
+    from futgen.flatten import flatten
+    from futgen.flatten.names import param_types
+    from futgen.frontend import check_source
+
+    prog = flatten(internalise(check_source("""
+      entry main [n][m] (xss: [n][m]f32) (p: i64) : [n][p]f32 =
+        map (\\xs -> map (\\j -> loop acc = 0 for k < m do acc + xs[k] * f32.i64 j) (iota p))
+            xss""")))
+    [op] = [s.exp for f in prog.functions for s in _host_segops(f.body)]
+    assert isinstance(op, SegMap) and len(op.space.dims) == 2
+    assert tileable(op, param_types(prog.functions)) is None
 
 
 def test_loop_counter_is_kernel_local() -> None:

@@ -1,5 +1,5 @@
-"""The CUDA skeletons (reductions, scans, histograms, scatters) against the
-interpreter, on the GPU.
+"""The CUDA skeletons (reductions, scans, histograms, scatters, tiled matrix
+products) against the interpreter, on the GPU.
 
 Sizes 0, 1, odd, powers of two and around tile boundaries; segmented
 reductions and histograms under every strategy (thresholds forced through
@@ -26,6 +26,7 @@ BACKEND = os.environ.get("FUTGEN_SKELETON_BACKEND", "cuda")
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs" / "kernels"
 PROGRAM = PROGRAMS / "reductions.fut"
 WRITES = PROGRAMS / "writes.fut"
+PRODUCTS = PROGRAMS / "products.fut"
 SIZES = [0, 1, 7, 256, 2047, 2048, 2049, 1 << 16, (1 << 20) + 3]
 SHAPES = [(0, 5), (3, 0), (1, 1), (7, 3), (5, 16), (33, 17), (4, 2048), (2, 5000), (1, 1 << 20),
           (1 << 12, 100)]
@@ -51,6 +52,17 @@ def writes(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def writes_interp() -> Interpreter:
     return Interpreter(load(WRITES))
+
+
+@pytest.fixture(scope="module")
+def products(tmp_path_factory: pytest.TempPathFactory):
+    pkg = build_package(PRODUCTS, tmp_path_factory.mktemp("products") / "pkg", name="products")
+    return import_package(pkg)
+
+
+@pytest.fixture(scope="module")
+def products_interp() -> Interpreter:
+    return Interpreter(load(PRODUCTS))
 
 
 def _want(interp: Interpreter, entry: str, args: list):
@@ -208,3 +220,33 @@ def test_writes_above_two_gibibytes(writes) -> None:
     is_ = np.array([0, len(dest) - 1, len(dest)], np.int64)
     out = writes.Writes(backend=BACKEND).scatter_f32(dest, is_, np.array([1, 2, 3], np.float32))
     assert out[0] == 1 and out[-1] == 2 and out.sum() == 3
+
+
+PRODUCT_SHAPES = [(1, 1, 1), (0, 5, 3), (3, 0, 4), (4, 6, 0), (7, 9, 5), (128, 8, 128),
+                  (129, 17, 257), (300, 1, 64), (64, 1000, 100), (513, 33, 130)]
+
+
+@pytest.mark.parametrize("tiled", [True, False], ids=["tiled", "plain"])
+@pytest.mark.parametrize("shape", PRODUCT_SHAPES, ids=str)
+@pytest.mark.parametrize("entry", ["matmul", "matmul_columns", "gemm", "max_plus_and_product"])
+def test_matrix_products(products, products_interp, entry: str, shape: tuple[int, int, int],
+                         tiled: bool) -> None:
+    if entry == "max_plus_and_product" and np.prod(shape) > 600_000:
+        pytest.skip("the interpreter folds tuples one at a time: too slow a reference")
+    [param] = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile")]
+    lib = products.Products(backend=BACKEND, tuning={param: 1 if tiled else BIG})
+    n, m, p = shape
+    rng = np.random.default_rng(n * 10007 + m * 101 + p)
+    dtype = {"matmul_columns": np.float64, "max_plus_and_product": np.int64}.get(entry, np.float32)
+    xss = rng.integers(-8, 8, (n, m)).astype(dtype)  # exact in any order of additions
+    yss = rng.integers(-8, 8, (m, p)).astype(dtype)
+    args = [xss, yss]
+    if entry == "gemm":
+        args = [np.float32(0.5), np.float32(-2), xss, yss, rng.random((n, p), np.float32)]
+    key = (entry, shape)
+    if key not in _PRODUCTS_WANTED:  # the same for both versions
+        _PRODUCTS_WANTED[key] = _want(products_interp, entry, args)
+    _same(getattr(lib, entry)(*args), _PRODUCTS_WANTED[key], entry)
+
+
+_PRODUCTS_WANTED: dict = {}

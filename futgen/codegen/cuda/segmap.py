@@ -12,6 +12,10 @@ at most the runtime's grid cap of threads, so the host knows how many there
 are and sizes every private buffer to that many copies of the array; an
 array result is copied from its buffer into the thread's row of the output.
 
+A SegMap over two dimensions whose threads fold a loop over arrays each
+invariant to one dimension (a matrix product) also gets a tiled kernel
+(`tiling.py`), launched instead when both dimensions are large enough.
+
 A SegScatter runs the same loop; each point stores its value into the
 destination at its indices when they are in bounds.  The destinations are
 updated in place (they are consumed), so they are the plan's results.
@@ -36,6 +40,7 @@ from futgen.codegen.cuda.common import (
 from futgen.codegen.cuda.imp import Bin, Stm
 from futgen.codegen.cuda.lower import KernelLowering, Out, c_name
 from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product
+from futgen.codegen.cuda.tiling import MIN_SIDE, compile_tiled, tileable
 from futgen.codegen.plan import CTYPES, KernelPlan
 from futgen.core import ir
 from futgen.gpu.ir import SegMap, SegScatter, binds_arrays
@@ -64,7 +69,15 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     inner += low.region((), op.body, res, None)
     inner += [imp.Store(o, imp.Var(flat), imp.Var(r))
               for o, r in zip(out_ptrs, res) if isinstance(r, str)]
-    sc.kernel("segmap", low, _grid_stride(low, dims, flat, inner), threads)
+    tiling = tileable(op, sc.types)
+    when = None
+    if tiling is not None:
+        side = sc.threshold("segmap_tile", MIN_SIDE,
+                            "size of both dimensions from which block and register tiles are used")
+        when = f"min({', '.join(sc.host_dim(d) for d in op.space.dims)}) >= {side}"
+        compile_tiled(sc, op, tiling, outs, when)
+        when = f"not ({when})"
+    sc.kernel("segmap", low, _grid_stride(low, dims, flat, inner), threads, when=when)
     return sc.plan([("array", t.name) for t in outs])
 
 

@@ -1,0 +1,176 @@
+"""Block and register tiling of a SegMap that folds a loop over arrays invariant
+to one of its two dimensions (the thesis's chapter 9.2; Futhark's TileLoops).
+
+Matrix multiplication flattens to a 2-D SegMap whose body is one scalar loop:
+
+    segmap (g0 < n, g1 < p) { loop (acc = 0) for i < m do
+                                { let a = A[g0, i]  let b = B[i, g1]  in acc + a * b } }
+
+Each of `A[g0, i]` is read by all p threads of row g0, each `B[i, g1]` by
+all n of column g1.  `tileable` recognises such a body: one `for` loop with
+scalar accumulators, an invariant trip count and initial values, whose
+array reads each name the loop index and exactly one of the two thread
+indices (otherwise invariants), and whose other statements use neither the
+thread indices nor the loop index (they combine the read values into the
+accumulators).  Statements before the loop that it does not use, and those
+after it, form the epilogue, run per point once the loop is done.
+
+`compile_tiled` renders `templates/cuda/tiled_redomap.cu.j2`: shared-memory
+tiles of the reads, loaded coalesced along each array's contiguous index,
+and a register tile of accumulators per thread.  The plan launches it when
+both dimensions are at least `segmap_tile_<k>` (a threshold the tuner can
+set), else the plain SegMap kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from futgen.codegen.cuda import imp, render
+from futgen.codegen.cuda.common import BLOCK, SegCompile
+from futgen.codegen.cuda.lower import KernelLowering
+from futgen.codegen.cuda.skeleton import kernel_params, render_skeleton
+from futgen.codegen.plan import CTYPES, Temp
+from futgen.core import ir
+from futgen.flatten.names import binders, free_vars
+from futgen.gpu.ir import SegMap, binds_arrays
+
+BLOCK_SIDE = 16  # threads per side of a block: BLOCK = BLOCK_SIDE ** 2
+REG = 8  # points per side of a thread's register tile
+TK = 8  # loop iterations per shared-memory chunk
+MIN_SIDE = 64  # default of the threshold: both dimensions at least this
+
+
+@dataclass(frozen=True)
+class Read:
+    """An array read of the loop body: `dim` is the thread index it names."""
+
+    stm: ir.Stm
+    dim: int
+    k_contiguous: bool  # the loop index is the array's last index
+
+
+@dataclass(frozen=True)
+class Tileable:
+    loop: ir.Stm
+    reads: tuple[Read, ...]
+    step: tuple[ir.Stm, ...]  # the rest of the loop body
+    epilogue: tuple[ir.Stm, ...]
+    aliases: tuple[tuple[ir.VName, int], ...]  # copies of a thread index (`let x = g1`)
+
+    def reg(self) -> int:
+        """Points per side of a thread's register tile: 8, or 4 where 64
+        accumulators would not fit in registers."""
+        loop = self.loop.exp
+        assert isinstance(loop, ir.Loop)
+        return REG if len(loop.merge) == 1 and all(
+            p.type.name in ("f32", "i32", "u32") for p, _ in loop.merge) else REG // 2
+
+
+def tileable(op: SegMap, types: dict[ir.VName, ir.Type]) -> Tileable | None:
+    """The tiling of `op` (see the module docstring), or None."""
+    if (len(op.space.dims) != 2 or binds_arrays(op.body)
+            or not all(isinstance(t, ir.Prim) for t in op.ret)):
+        return None
+    loops = [k for k, s in enumerate(op.body.stms) if isinstance(s.exp, ir.Loop)]
+    if len(loops) != 1:
+        return None
+    stm = op.body.stms[loops[0]]
+    loop = stm.exp
+    assert isinstance(loop, ir.Loop)
+    before = op.body.stms[:loops[0]]
+    gtids = op.space.gtids
+    aliases = {s.pat[0].name: gtids.index(s.exp.se.name) for s in before
+               if isinstance(s.exp, ir.SubExpOp) and isinstance(s.exp.se, ir.Var)
+               and s.exp.se.name in gtids}
+    local = set(binders(op.body)) | set(gtids)
+    if (not isinstance(loop.form, ir.ForLoop)
+            or free_vars(loop.form.bound) & local
+            or any(not isinstance(p.type, ir.Prim) or (free_vars(v) & local)
+                   for p, v in loop.merge)
+            or (free_vars(stm.exp) & set(binders(ir.Body(before, ())))) - set(aliases)):
+        return None
+    reads, step = [], []
+    i = loop.form.i
+    for s in loop.body.stms:
+        read = _read(s, gtids, aliases, i, local, types)
+        if read is not None:
+            reads.append(read)
+        elif (free_vars(s.exp) & {*gtids, *aliases, i}
+              or isinstance(s.exp, ir.Index | ir.Loop | ir.If)):
+            return None
+        else:
+            step.append(s)
+    if not any(r.dim == 0 for r in reads) or not any(r.dim == 1 for r in reads):
+        return None
+    after = op.body.stms[loops[0] + 1:]
+    return Tileable(stm, tuple(reads), tuple(step), before + after, tuple(aliases.items()))
+
+
+def _read(s: ir.Stm, gtids: tuple[ir.VName, ...], aliases: dict[ir.VName, int], i: ir.VName,
+          local: set[ir.VName], types: dict[ir.VName, ir.Type]) -> Read | None:
+    """`s` as a tiled read: `arr[...]` of a host array at the loop index, one
+    thread index, and invariants."""
+    e = s.exp
+    if (not isinstance(e, ir.Index) or e.arr in local
+            or not isinstance(types.get(e.arr), ir.ArrayT)
+            or not all(isinstance(d, ir.DimFix) for d in e.slice)):
+        return None
+    names = [d.i.name if isinstance(d.i, ir.Var) else None for d in e.slice]
+    names = [gtids[aliases[n]] if n in aliases else n for n in names]
+    used = {g for g in gtids if g in names}
+    if names.count(i) != 1 or len(used) != 1 or any(
+            n is not None and n not in (i, *gtids) and n in local for n in names):
+        return None
+    return Read(s, gtids.index(used.pop()), names[-1] == i)
+
+
+def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
+                  when: str) -> None:
+    """Adds the tiled kernel (launched `when`) writing `outs`."""
+    low = sc.lowering()
+    loop = t.loop.exp
+    assert isinstance(loop, ir.Loop) and isinstance(loop.form, ir.ForLoop)
+    g0, g1 = op.space.gtids
+    i = ir.Param(loop.form.i, ir.Prim(loop.form.prim))
+    gparams = [ir.Param(g, ir.Prim("i64")) for g in (g0, g1)]
+    tiles: dict[int, list[dict]] = {0: [], 1: []}
+    for rd in t.reads:
+        j = len(tiles[rd.dim])
+        target = f"{'row' if rd.dim == 0 else 'col'}_tile{j}[kk][r]"
+        p = rd.stm.pat[0]
+        body = ir.Body((rd.stm,), (ir.Var(p.name),))
+        copies = [(ir.Param(a, ir.Prim("i64")), imp.Var("g")) for a, d in t.aliases
+                  if d == rd.dim]
+        stms = low.region([(gparams[rd.dim], imp.Var("g")), *copies,
+                           (i, imp.Cast(CTYPES[loop.form.prim], imp.Var("i")))],
+                          body, [target], sc.fresh("load_failed"))
+        tiles[rd.dim].append({"ctype": CTYPES[p.type.name], "k_contiguous": rd.k_contiguous,
+                              "load": "\n".join(render.stms(stms, 5))})
+    names = {0: iter(range(len(tiles[0]))), 1: iter(range(len(tiles[1])))}
+    bindings = [(p, imp.Lit(f"acc{k}[r][c]")) for k, (p, _) in enumerate(loop.merge)]
+    bindings += [(rd.stm.pat[0], imp.Lit(f"{'row' if rd.dim == 0 else 'col'}_vals"
+                                         f"{next(names[rd.dim])}[{'r' if rd.dim == 0 else 'c'}]"))
+                 for rd in t.reads]
+    step = low.region(bindings, ir.Body(t.step, loop.body.result),
+                      [f"acc{k}[r][c]" for k in range(len(loop.merge))], sc.fresh("step_failed"))
+    epi_bindings = [(gparams[0], imp.Var("row")), (gparams[1], imp.Var("col"))]
+    epi_bindings += [(p, imp.Lit(f"acc{k}[r][c]")) for k, p in enumerate(t.loop.pat)]
+    epilogue = low.region(epi_bindings, ir.Body(t.epilogue, op.body.result),
+                          [f"res{k}" for k in range(len(op.ret))], sc.fresh("epilogue_failed"))
+    out_ptrs = [low.add_param(o.name, CTYPES[o.prim], True, o.name) for o in outs]
+    reg = t.reg()
+    rows = cols = BLOCK_SIDE * reg
+    dims = [render.expr(low.subexp(d)) for d in op.space.dims]
+    name = sc.fresh("segmap_tiled")
+    source = render_skeleton(
+        "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg, tk=TK,
+        rows=rows, cols=cols, n=dims[0], p=dims[1], m=render.expr(low.subexp(loop.form.bound)),
+        row_reads=tiles[0], col_reads=tiles[1],
+        accs=[{"ctype": CTYPES[p.type.name], "init": render.expr(low.subexp(v))}
+              for p, v in loop.merge],
+        step="\n".join(render.stms(step, 7)), epilogue="\n".join(render.stms(epilogue, 5)),
+        results=[CTYPES[r.name] for r in op.ret], outs=out_ptrs, params=kernel_params(low))
+    n, p = (sc.host_dim(d) for d in op.space.dims)
+    tiles_host = f"(-(-({n}) // {rows}) * -(-({p}) // {cols}))"
+    sc.add_kernel(name, source, low, f"{tiles_host} * {BLOCK}", when=when)
