@@ -125,6 +125,13 @@ def _read(s: ir.Stm, gtids: tuple[ir.VName, ...], aliases: dict[ir.VName, int], 
     return Read(s, gtids.index(used.pop()), names[-1] == i)
 
 
+def _load(sc: SegCompile, low: KernelLowering, rd: Read,
+          params: list[tuple[ir.Param, imp.Expr]], target: str) -> str:
+    """The read `rd` at the thread index and loop index bound by `params`, into `target`."""
+    body = ir.Body((rd.stm,), (ir.Var(rd.stm.pat[0].name),))
+    return "\n".join(render.stms(low.region(params, body, [target], sc.fresh("load_failed")), 5))
+
+
 def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
                   when: str) -> None:
     """Adds the tiled kernel (launched `when`) writing `outs`."""
@@ -136,17 +143,16 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     gparams = [ir.Param(g, ir.Prim("i64")) for g in (g0, g1)]
     tiles: dict[int, list[dict]] = {0: [], 1: []}
     for rd in t.reads:
-        j = len(tiles[rd.dim])
-        target = f"{'row' if rd.dim == 0 else 'col'}_tile{j}[kk][r]"
-        p = rd.stm.pat[0]
-        body = ir.Body((rd.stm,), (ir.Var(p.name),))
-        copies = [(ir.Param(a, ir.Prim("i64")), imp.Var("g")) for a, d in t.aliases
-                  if d == rd.dim]
-        stms = low.region([(gparams[rd.dim], imp.Var("g")), *copies,
-                           (i, imp.Cast(CTYPES[loop.form.prim], imp.Var("i")))],
-                          body, [target], sc.fresh("load_failed"))
-        tiles[rd.dim].append({"ctype": CTYPES[p.type.name], "k_contiguous": rd.k_contiguous,
-                              "load": "\n".join(render.stms(stms, 5))})
+        target = f"{'row' if rd.dim == 0 else 'col'}_next{len(tiles[rd.dim])}[s]"
+        params = [(gparams[rd.dim], imp.Var("g")),
+                  *((ir.Param(a, ir.Prim("i64")), imp.Var("g")) for a, d in t.aliases
+                    if d == rd.dim),
+                  (i, imp.Cast(CTYPES[loop.form.prim], imp.Var("i")))]
+        # Rendered once per use in the template, so each copy has its own label.
+        tiles[rd.dim].append({"ctype": CTYPES[rd.stm.pat[0].type.name],
+                              "k_contiguous": rd.k_contiguous,
+                              "load_first": _load(sc, low, rd, params, target),
+                              "load_next": _load(sc, low, rd, params, target)})
     names = {0: iter(range(len(tiles[0]))), 1: iter(range(len(tiles[1])))}
     bindings = [(p, imp.Lit(f"acc{k}[r][c]")) for k, (p, _) in enumerate(loop.merge)]
     bindings += [(rd.stm.pat[0], imp.Lit(f"{'row' if rd.dim == 0 else 'col'}_vals"
