@@ -8,14 +8,16 @@ inputs (`device_results=True`), each case beside its PyTorch peer:
   strategy choice and each strategy forced (`tuning=`);
 * histograms of 2^26 i64 bins into 256 and into 2^20 bins (torch `bincount`);
 * the transpose of a 2^13 x 2^13 f32 matrix (torch `.t().contiguous()`);
-* the f32 matrix product 4096^3 (torch `matmul`, TF32 off);
+* f32 matrix products, square 512 ... 4096 and 1024 x 256 @ 256 x 1024
+  (torch `matmul`, TF32 off);
 * the device-to-device copy bandwidth (torch `clone`), the memory roof;
 * one call of a 1024-element map, NumPy in and out, and on device arrays.
 
 Two times per case: `call`, the median wall time of a whole synchronised
 entry call (what a Python user sees), and `kernel`, the median of the
 kernels' own durations from CUPTI (torch.profiler, which sees every kernel
-of the process).  GB/s are compulsory bytes over the kernel time.
+of the process).  GB/s are compulsory bytes (read, plus written where the
+output is not tiny: scans, row sums, transposes) over the kernel time.
 
 Run on the GPU machine:  python3 benchmarks/kernels.py --out DIR
 Writes DIR/kernels.json and prints a table last.
@@ -97,7 +99,8 @@ def writes_and_products(lib, inst, case, rng) -> None:
     case("transpose 2^13 x 2^13", 8 * side * side, lambda: inst.transpose_f32(x),
          lambda: tx.t().contiguous(), "torch")
     torch.backends.cuda.matmul.allow_tf32 = False
-    for shape in [(4096, 4096, 4096), (1024, 256, 1024)]:
+    for shape in [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096),
+                  (1024, 256, 1024)]:
         a_host = rng.random(shape[:2], dtype=np.float32)
         b_host = rng.random(shape[1:], dtype=np.float32)
         a, b = gpuarray.to_gpu(a_host), gpuarray.to_gpu(b_host)
@@ -107,7 +110,7 @@ def writes_and_products(lib, inst, case, rng) -> None:
         flops = 2 * shape[0] * shape[1] * shape[2]
         case("matrix product {} x {} @ {} x {}".format(*shape[:2], *shape[1:]), 0,
              lambda a=a, b=b: inst.matmul(a, b), lambda ta=ta, tb=tb: ta @ tb, "torch",
-             flops=flops)
+             flops=flops, shape=shape)
 
 
 def main() -> None:
@@ -169,20 +172,22 @@ def main() -> None:
     keys = list(lib.TUNING_PARAMS)
     block = next(k for k in keys if ".segred_block" in k)
     warp = next(k for k in keys if ".segred_warp" in k)
-    forced = {"default": {}, "block": {block: 1, warp: 1}, "warp": {block: BIG, warp: 1},
-              "thread": {block: BIG, warp: BIG}}
+    lanes = next(k for k in keys if ".segred_subwarp" in k)
+    forced = {"default": {}, "block": {block: 1}, "warp": {block: BIG, warp: 1},
+              "subwarp": {block: BIG, warp: BIG, lanes: 1},
+              "thread": {block: BIG, warp: BIG, lanes: BIG}}
     for k in ks:
         shape = (1 << k, m_total >> k)
         xs = x[:m_total].reshape(shape)
         txs = tx[:m_total].reshape(shape)
         want = torch.sum(txs, 1).cpu().numpy()
         for strategy, tuning in forced.items():
-            if strategy == "thread" and shape[1] > (1 << 16):
-                continue  # one thread adding 2^17+ values: minutes, and inaccurate
+            if strategy in ("thread", "subwarp") and shape[1] > (1 << 16):
+                continue  # a thread adding 2^14+ values: minutes, and inaccurate
             si = lib.BenchKernels(backend="cuda", device_results=True, tuning=tuning)
             got = si.row_sums(xs).get()
             np.testing.assert_allclose(got, want, rtol=2e-3, atol=1e-2)
-            case(f"row sums 2^{k} x 2^{26 - k} [{strategy}]", 4 * m_total,
+            case(f"row sums 2^{k} x 2^{26 - k} [{strategy}]", 4 * (m_total + shape[0]),
                  lambda si=si, xs=xs: si.row_sums(xs), lambda txs=txs: torch.sum(txs, 1),
                  "torch", rows_log2=k, strategy=strategy)
 

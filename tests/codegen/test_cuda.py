@@ -216,12 +216,13 @@ def test_sum_plan_is_one_pass_with_scalar_result() -> None:
 def test_segmented_red_results() -> None:
     plan = compile_segop(row_sums(), TYPES, Names())
     assert [r[0] for r in plan.results] == ["array", "array"]
-    # Three strategies, each launched when the thresholds on the segment size say.
-    block_t, warp_t = (t.key for t in plan.thresholds)
+    # Four strategies, each launched when the thresholds on the segment size say.
+    block_t, warp_t, lanes_t = (t.key for t in plan.thresholds)
     whens = [ln.when for ln in plan.launches]
     assert whens[0] == f"{block_t} <= m_2"
     assert whens[1] == f"not ({block_t} <= m_2) and {warp_t} <= m_2"
-    assert whens[2] == f"not ({whens[0]}) and not ({whens[1]})"
+    assert whens[2] == f"not ({whens[0]}) and not ({whens[1]}) and {lanes_t} <= m_2"
+    assert whens[3] == f"not ({whens[0]}) and not ({whens[1]}) and not ({whens[2]})"
     shapes = {t.name: t.shape for t in plan.outputs}
     assert [shapes[r[1]] for r in plan.results] == [("n_1",), ("n_1", "m_2")]
     assert plan.errors[0].message == (

@@ -104,7 +104,7 @@ def test_one_dimension(lib, interp, entry: str, n: int) -> None:
     _check(lib, interp, entry, args)
 
 
-@pytest.mark.parametrize("strategy", ["block", "warp", "thread"])
+@pytest.mark.parametrize("strategy", ["block", "warp", "subwarp", "thread"])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("entry", ["row_sums", "row_compose"])
 def test_segmented_strategies(lib, interp, entry: str, shape: tuple[int, int],
@@ -112,9 +112,11 @@ def test_segmented_strategies(lib, interp, entry: str, shape: tuple[int, int],
     params = [k for k in lib.TUNING_PARAMS if k.startswith(f"{entry}.")]
     block = next(k for k in params if ".segred_block" in k)
     warp = next(k for k in params if ".segred_warp" in k)
+    lanes = next(k for k in params if ".segred_subwarp" in k)
     big = 2_000_000_000
-    tuning = {"block": {block: 1, warp: 1}, "warp": {block: big, warp: 1},
-              "thread": {block: big, warp: big}}[strategy]
+    tuning = {"block": {block: 1}, "warp": {block: big, warp: 1},
+              "subwarp": {block: big, warp: big, lanes: 1},
+              "thread": {block: big, warp: big, lanes: big}}[strategy]
     rng = np.random.default_rng(shape[0] * 7919 + shape[1])
     xss = (rng.random(shape, np.float32) if entry == "row_sums"
            else rng.integers(-50, 50, shape).astype(np.int32))

@@ -4,12 +4,15 @@ One dimension (Futhark's non-segmented SegRed): `reduce.cu.j2`, one pass
 with a last-block finish, over a grid of one wave of the device.
 
 Segmented (the innermost dimension is the segment, the others count the
-segments), three strategies chosen at run time from the segment size `m`
-by two thresholds the tuner can set (`segred_block_<k>`, `segred_warp_<k>`):
+segments), four strategies chosen at run time from the segment size `m`
+by three thresholds the tuner can set (`segred_block_<k>`,
+`segred_warp_<k>`, `segred_subwarp_<k>`):
 
 * `m >= segred_block`: blocks per segment (`segred_block.cu.j2`), several
   per segment when the segments are too few to fill the device;
 * else `m >= segred_warp`: a warp per segment (`segred_warp.cu.j2`);
+* else `m >= segred_subwarp`: eight lanes per segment, four segments per
+  warp (the same template with a logical warp of 8);
 * else a thread per segment, sequential inside (`per_segment_kernel`),
   which also serves segmented scans.
 
@@ -111,7 +114,9 @@ def neutrals(low: KernelLowering, ops: Sequence[SegBinOp]) -> list[Expr]:
 
 # Defaults of the strategy thresholds on the segment size (elements).
 BLOCK_PER_SEGMENT = 8192
-WARP_PER_SEGMENT = 32
+WARP_PER_SEGMENT = 128
+SUBWARP_PER_SEGMENT = 16
+SUBWARP_LANES = 8
 
 
 def _one_pass(sc: SegCompile, op: SegRed) -> KernelPlan:
@@ -149,12 +154,16 @@ def _segmented(sc: SegCompile, op: SegRed) -> KernelPlan:
                            "segment size from which blocks reduce each segment")
     warp_t = sc.threshold("segred_warp", WARP_PER_SEGMENT,
                           "segment size from which a warp reduces each segment")
+    subwarp_t = sc.threshold("segred_subwarp", SUBWARP_PER_SEGMENT,
+                             f"segment size from which {SUBWARP_LANES} lanes reduce each segment")
     by_blocks = f"{block_t} <= {m}"
     by_warps = f"not ({by_blocks}) and {warp_t} <= {m}"
+    by_lanes = f"not ({by_blocks}) and not ({by_warps}) and {subwarp_t} <= {m}"
     _blocks_per_segment(sc, op, red, results, mapouts, segments, m, by_blocks)
-    _warp_per_segment(sc, op, red, results, mapouts, segments, by_warps)
+    _warp_per_segment(sc, op, red, results, mapouts, segments, 32, by_warps)
+    _warp_per_segment(sc, op, red, results, mapouts, segments, SUBWARP_LANES, by_lanes)
     per_segment_kernel(sc, op, red, rest, results, mapouts, scan=False,
-                       when=f"not ({by_blocks}) and not ({by_warps})")
+                       when=f"not ({by_blocks}) and not ({by_warps}) and not ({by_lanes})")
     return sc.plan([("array", t.name) for t in results] + [("array", t.name) for t in mapouts])
 
 
@@ -182,15 +191,15 @@ def _blocks_per_segment(sc: SegCompile, op: SegRed, red: list[str], results: lis
 
 
 def _warp_per_segment(sc: SegCompile, op: SegRed, red: list[str], results: list[Temp],
-                      mapouts: list[Temp], segments: str, when: str) -> None:
+                      mapouts: list[Temp], segments: str, lanes: int, when: str) -> None:
     low = sc.lowering()
     slots = operator_slots(sc, low, op, red, mapouts, depth=3)
-    name = sc.fresh("segred_warp")
+    name = sc.fresh("segred_warp" if lanes == 32 else "segred_subwarp")
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
     source = render_skeleton(
-        "segred_warp", name=name, **slots, segments=" * ".join(dims[:-1]), m=dims[-1],
-        results=[pointer(low, t) for t in results], params=kernel_params(low))
-    sc.add_kernel(name, source, low, f"({segments}) * 32", when=when)
+        "segred_warp", name=name, **slots, lanes=lanes, segments=" * ".join(dims[:-1]),
+        m=dims[-1], results=[pointer(low, t) for t in results], params=kernel_params(low))
+    sc.add_kernel(name, source, low, f"({segments}) * {lanes}", when=when)
 
 
 def per_segment_kernel(sc: SegCompile, op: SegRed | SegScan, red: list[str], rest: list[str],
