@@ -6,6 +6,8 @@ inputs (`device_results=True`), each case beside its PyTorch peer:
 * sum, sum of squares and prefix sum of 2^28 values;
 * row sums of 2^26 values as 2^k rows, k = 0..26, with the default
   strategy choice and each strategy forced (`tuning=`);
+* prefix sums of 2^26 values as 2^k rows (torch `cumsum(x, 1)`), each
+  strategy forced;
 * histograms of 2^26 i64 bins into 256 and into 2^20 bins (torch `bincount`);
 * the transpose of a 2^13 x 2^13 f32 matrix (torch `.t().contiguous()`);
 * f32 matrix products, square 512 ... 4096 and 1024 x 256 @ 256 x 1024
@@ -79,6 +81,28 @@ def timed(fn, sync) -> dict:
             "kernel_ms": None if kernel is None else kernel * 1e3}
 
 
+def row_scans(lib, case, x, tx) -> None:
+    """Prefix sums of 2^26 f32 as 2^k rows, default strategy and each forced."""
+    import torch
+
+    m_total = 1 << 26
+    [flags] = [k for k in lib.TUNING_PARAMS if k.startswith("row_prefix.segscan_flags")]
+    forced = {"default": {}, "flags": {flags: 1}, "thread": {flags: BIG}}
+    for k in (0, 4, 8, 12, 16, 20, 22, 24, 26):
+        shape = (1 << k, m_total >> k)
+        xs, txs = x[:m_total].reshape(shape), tx[:m_total].reshape(shape)
+        want = torch.cumsum(txs, 1)[:, -1].cpu().numpy()
+        for strategy, tuning in forced.items():
+            if strategy == "thread" and shape[1] > (1 << 12):
+                continue  # one thread scanning 2^13+ values: slow, and says nothing new
+            si = lib.BenchKernels(backend="cuda", device_results=True, tuning=tuning)
+            got = si.row_prefix(xs).get()[:, -1]
+            np.testing.assert_allclose(got, want, rtol=2e-3, atol=1e-2)
+            case(f"row prefix sums 2^{k} x 2^{26 - k} [{strategy}]", 8 * m_total,
+                 lambda si=si, xs=xs: si.row_prefix(xs), lambda txs=txs: torch.cumsum(txs, 1),
+                 "torch", scan_rows_log2=k, strategy=strategy)
+
+
 def writes_and_products(lib, inst, case, rng) -> None:
     """The histogram, transpose and matrix-product cases, each checked first."""
     import torch
@@ -117,7 +141,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--quick", action="store_true", help="fewer row counts")
-    ap.add_argument("--only", choices=["writes-and-products"],
+    ap.add_argument("--only", choices=["writes-and-products", "row-scans"],
                     help="only these cases (and the copy roof)")
     args = ap.parse_args()
     out_dir = Path(args.out)
@@ -153,8 +177,11 @@ def main() -> None:
     roof = 8 * n / ((copy["kernel_ms"] or copy["call_ms"]) * 1e-3) / 1e9
     print(f"copy bandwidth (read + write): {roof:.0f} GB/s", flush=True)
 
-    if args.only:
+    if args.only == "writes-and-products":
         writes_and_products(lib, inst, case, rng)
+        return
+    if args.only == "row-scans":
+        row_scans(lib, case, x, tx)
         return
     want = float(host.astype(np.float64).sum())
     got = float(inst.sum(x))
@@ -191,6 +218,7 @@ def main() -> None:
                  lambda si=si, xs=xs: si.row_sums(xs), lambda txs=txs: torch.sum(txs, 1),
                  "torch", rows_log2=k, strategy=strategy)
 
+    row_scans(lib, case, x, tx)
     writes_and_products(lib, inst, case, rng)
 
     small = rng.random(1024, dtype=np.float32)

@@ -9,3 +9,4 @@ entry counts [n] (k: i64) (is: [n]i64) : []i64 = hist (+) 0 k is (map (\_ -> 1) 
 entry transpose_f32 [n][m] (xss: [n][m]f32) : [m][n]f32 = transpose xss
 entry matmul [n][m][p] (xss: [n][m]f32) (yss: [m][p]f32) : [n][p]f32 =
   map (\xs -> map (\ys -> f32.sum (map2 (*) xs ys)) (transpose yss)) xss
+entry row_prefix [n][m] (xss: [n][m]f32) : [n][m]f32 = map (scan (+) 0) xss

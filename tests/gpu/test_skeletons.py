@@ -28,6 +28,7 @@ PROGRAM = PROGRAMS / "reductions.fut"
 WRITES = PROGRAMS / "writes.fut"
 PRODUCTS = PROGRAMS / "products.fut"
 SIZES = [0, 1, 7, 256, 2047, 2048, 2049, 1 << 16, (1 << 20) + 3]
+BIG = 2_000_000_000
 SHAPES = [(0, 5), (3, 0), (1, 1), (7, 3), (5, 16), (33, 17), (4, 2048), (2, 5000), (1, 1 << 20),
           (1 << 12, 100)]
 
@@ -125,9 +126,20 @@ def test_segmented_strategies(lib, interp, entry: str, shape: tuple[int, int],
     _same(got, _want(interp, entry, [xss]), entry)
 
 
-def test_segmented_scan(lib, interp) -> None:
-    xss = np.arange(7 * 300, dtype=np.int32).reshape(7, 300) % 11
-    _check(lib, interp, "row_prefix", xss)
+@pytest.mark.parametrize("strategy", ["flags", "thread"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_segmented_scans(lib, interp, shape: tuple[int, int], strategy: str) -> None:
+    [flags] = [k for k in lib.TUNING_PARAMS if k.startswith("row_prefix.segscan_flags")]
+    instance = lib.Skeletons(backend=BACKEND, tuning={flags: 1 if strategy == "flags" else BIG})
+    xss = (np.arange(shape[0] * shape[1], dtype=np.int64) % 11).astype(np.int32).reshape(shape)
+    _same(instance.row_prefix(xss), _want(interp, "row_prefix", [xss]), "row_prefix")
+    if shape[1] <= 5000:  # a non-commutative tuple operator (the thread version is slow)
+        args = [xss]
+        [flags] = [k for k in lib.TUNING_PARAMS if k.startswith("row_prefix_compose.")]
+        instance = lib.Skeletons(backend=BACKEND,
+                                 tuning={flags: 1 if strategy == "flags" else BIG})
+        _same(instance.row_prefix_compose(*args), _want(interp, "row_prefix_compose", args),
+              "row_prefix_compose")
 
 
 def test_above_two_gibibytes(lib) -> None:
@@ -141,7 +153,6 @@ def test_above_two_gibibytes(lib) -> None:
     np.testing.assert_array_equal(prefix[-3:], np.cumsum(head)[-3:])
 
 
-BIG = 2_000_000_000
 HISTOGRAMS = [(0, 5), (1, 1), (7, 3), (1000, 0), (2049, 256), (1 << 16, 1), (1 << 16, 5000),
               ((1 << 20) + 3, 256), ((1 << 20) + 3, 1 << 20)]
 

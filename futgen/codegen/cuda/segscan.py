@@ -1,11 +1,16 @@
-"""SegScan: a single-pass scan for one-dimensional spaces, a thread per segment otherwise.
+"""SegScan: a single-pass scan, segmented by flags or by a thread per segment.
 
 One dimension: `templates/cuda/scan.cu.j2`, decoupled look-back over CUB's
 tile state, in two launches (reset the tile state; scan).  Operators need
 only be associative.  Map-out values are written as elements are computed.
 
-Segmented (more than one dimension): one thread per segment scans its row
-sequentially (`segred.per_segment_kernel`).
+Segmented (more than one dimension), chosen at run time from the segment
+size `m` by the threshold `segscan_flags_<k>`:
+
+* `m >= segscan_flags`: the same template over all points, the operator
+  lifted to segment-head flags, so long segments use the whole device;
+* else one thread per segment scans its row sequentially
+  (`segred.per_segment_kernel`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ from futgen.gpu.ir import SegScan
 # H100, 2^28 f32: 8 -> 0.93 of torch.cumsum, 12 -> 0.96, 16 -> 1.04, 20 ->
 # 0.92).  Larger values keep ITEMS, so that registers suffice.
 SCAN_ITEMS = 16
+# Default of the threshold on the segment size from which segmented scans
+# run as one flagged scan.
+FLAGS_FROM = 16
 
 
 def compile_segscan(sc: SegCompile, op: SegScan) -> KernelPlan:
@@ -43,19 +51,27 @@ def compile_segscan(sc: SegCompile, op: SegScan) -> KernelPlan:
     if len(op.space.dims) == 1:
         _single_pass(sc, op, red, outs, mapouts)
     else:
-        per_segment_kernel(sc, op, red, rest, outs, mapouts, scan=True)
+        m = sc.host_dim(op.space.dims[-1])
+        flags_t = sc.threshold("segscan_flags", FLAGS_FROM,
+                               "segment size from which a segmented scan runs as one flagged scan")
+        by_flags = f"{flags_t} <= {m}"
+        _single_pass(sc, op, red, outs, mapouts, when=by_flags)
+        per_segment_kernel(sc, op, red, rest, outs, mapouts, scan=True,
+                           when=f"not ({by_flags})")
     return sc.plan([("array", t.name) for t in outs + mapouts])
 
 
 def _single_pass(sc: SegCompile, op: SegScan, red: list[str], outs: list[Temp],
-                 mapouts: list[Temp]) -> None:
-    n = sc.host_dim(op.space.dims[0])
+                 mapouts: list[Temp], when: str | None = None) -> None:
+    n = sc.host_product(op.space.dims)
+    segmented = len(op.space.dims) > 1
     items = SCAN_ITEMS if len(red) == 1 and np.dtype(DTYPES[red[0]]).itemsize <= 4 else ITEMS
     tiles = f"max(1, -(-({n}) // {BLOCK * items}))"
     # CUB's tile state (ScanTileState::AllocationSize, which only device code
     # can call here): per tile a status word and two values, 32 tiles of
-    # padding, three 256-byte alignments; 8 bytes per component bound a value.
-    state_bytes = f"({tiles} + 32) * (16 + {16 * len(red) + 16}) + 1024"
+    # padding, three 256-byte alignments; 8 bytes per component (and per
+    # segment-head flag) bound a value.
+    state_bytes = f"({tiles} + 32) * (16 + {16 * (len(red) + segmented) + 16}) + 1024"
     state = sc.temp("tile_state", "u8", state_bytes)
     counter = sc.temp("next_tile", "u32", 1, zeroed=True)
     name = sc.fresh("scan")
@@ -67,14 +83,17 @@ def _single_pass(sc: SegCompile, op: SegScan, red: list[str], outs: list[Temp],
     init.add_param("tiles", "int64_t", False, tiles)
 
     low = sc.lowering()
-    slots = operator_slots(sc, low, op, red, mapouts, depth=3)
+    slots = operator_slots(sc, low, op, red, mapouts, depth=3, flagged=segmented)
+    dims = [render.expr(low.subexp(d)) for d in op.space.dims]
     source = render_skeleton(
-        "scan", name=name, **{**slots, "items": items}, n=render.expr(low.subexp(op.space.dims[0])),
+        "scan", name=name, **{**slots, "items": items}, n=" * ".join(dims),
+        m=dims[-1] if segmented else None,
         counter=pointer(low, counter), outs=[pointer(low, t) for t in outs],
         element=slots["element_full"], init_params=kernel_params(init),
         state=f"(void *){pointer(low, state)}",
         state_bytes=low.add_param("state_bytes", "int64_t", False, state_bytes),
         tiles=low.add_param("tiles", "int64_t", False, tiles), params=kernel_params(low))
     # Both kernels are in `source`; the first launch resets the tile state.
-    sc.add_kernel(f"{name}_init", source, init, f"{tiles} + 32")
-    sc.add_kernel(name, "", low, f"min({tiles}, b.max_grid({BLOCK}) // 8) * {BLOCK}")
+    sc.add_kernel(f"{name}_init", source, init, f"{tiles} + 32", when=when)
+    sc.add_kernel(name, "", low, f"min({tiles}, b.max_grid({BLOCK}) // 8) * {BLOCK}",
+                  when=when)

@@ -139,18 +139,40 @@ def element(sc: SegCompile, low: KernelLowering, op: SegRed | SegScan, vt: Value
 
 
 def operator_slots(sc: SegCompile, low: KernelLowering, op: SegRed | SegScan,
-                   red: Sequence[str], mapouts: Sequence[Temp], depth: int) -> dict[str, object]:
+                   red: Sequence[str], mapouts: Sequence[Temp], depth: int,
+                   flagged: bool = False) -> dict[str, object]:
     """The slots every reduction and scan skeleton has; the value type and
-    the functor go into the plan's source ahead of the kernel."""
+    the functor go into the plan's source ahead of the kernel.
+
+    `flagged` lifts the operator to values with a segment-head flag (a
+    segmented scan run as one scan over all points): `(a, x) . (b, y) =
+    (a | b, b ? y : x . y)`, associative when `.` is.  The value is then a
+    struct `{bool head; V v;}`; the template sets `head`."""
     vt = value_type(sc, red)
     functor = operator_functor(sc, low, op.ops, vt)
     sc.sources.append(vt.source + functor.source)
+    ne = neutral(low, op.ops, vt)
+    if flagged:
+        vt, functor, ne = _flagged(sc, vt, functor, ne)
     return {"block": BLOCK, "items": ITEMS, "value": vt.name, "op": functor.name,
             "op_init": functor.init, "fields": vt.fields, "ctypes": vt.ctypes,
-            "neutral": neutral(low, op.ops, vt),
-            "commutative": all(o.commutative for o in op.ops),
+            "neutral": ne, "commutative": all(o.commutative for o in op.ops),
             "element_full": element(sc, low, op, vt, mapouts, depth),
             "element_tail": element(sc, low, op, vt, mapouts, depth)}
+
+
+def _flagged(sc: SegCompile, vt: ValueType, functor: Functor,
+             ne: str) -> tuple[ValueType, Functor, str]:
+    """The value type, operator and neutral value lifted to segment-head flags."""
+    value, op = sc.fresh("flagged_value"), sc.fresh("flagged_operator")
+    source = (f"struct {value} {{ bool head; {vt.name} v; }};\n"
+              f"struct {op} {{\n  {functor.name} op;\n"
+              f"  __device__ __forceinline__ {value} operator()(const {value} &a, "
+              f"const {value} &b) const\n  {{\n"
+              f"    return b.head ? b : {value}{{a.head, op(a.v, b.v)}};\n  }}\n}};\n")
+    sc.sources.append(source)
+    lifted = ValueType(value, vt.ctypes, tuple(f.replace("@", "@.v") for f in vt.fields), "")
+    return lifted, Functor(op, "", f"{op}{{{functor.init}}}"), f"{value}{{false, {ne}}}"
 
 
 def kernel_params(low: KernelLowering) -> str:

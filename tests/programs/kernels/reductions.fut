@@ -33,3 +33,8 @@ entry prefix_compose (xs: []i32) : ([]i32, []i32) =
   unzip (scan (\(a, b) (c, d) -> (a * c, b * c + d)) (1, 0) (map (\x -> (x % 3 + 1, x)) xs))
 
 entry row_prefix [n][m] (xss: [n][m]i32) : [n][m]i32 = map (scan (+) 0) xss
+
+-- A segmented scan by a non-commutative tuple operator (affine maps composed).
+entry row_prefix_compose [n][m] (xss: [n][m]i32) : ([n][m]i32, [n][m]i32) =
+  unzip (map (\xs -> unzip (scan (\(a, b) (c, d) -> (a * c, b * c + d)) (1, 0)
+                                 (map (\x -> (x % 3 + 1, x)) xs))) xss)
