@@ -21,7 +21,6 @@ from futgen.codegen.cuda import render
 from futgen.codegen.cuda.common import BLOCK, SegCompile, pointer
 from futgen.codegen.cuda.segred import per_segment_kernel, value_types
 from futgen.codegen.cuda.skeleton import (
-    ITEMS,
     kernel_params,
     operator_slots,
     render_skeleton,
@@ -29,11 +28,13 @@ from futgen.codegen.cuda.skeleton import (
 from futgen.codegen.plan import DTYPES, KernelPlan, Temp
 from futgen.gpu.ir import SegScan
 
-# Elements per thread per tile for one value of at most 4 bytes: twice a
-# reduction's, as every tile pays for a look-back and three barriers (on the
-# H100, 2^28 f32: 8 -> 0.93 of torch.cumsum, 12 -> 0.96, 16 -> 1.04, 20 ->
-# 0.92).  Larger values keep ITEMS, so that registers suffice.
+# Elements per thread per tile, at most: twice a reduction's, as every tile
+# pays for a look-back and three barriers (on the H100, 2^28 f32: 8 -> 0.93
+# of torch.cumsum, 12 -> 0.96, 16 -> 1.04, 20 -> 0.92; 2^26 flagged f32: 4 ->
+# 1.38 ms, 8 -> 0.84, 16 -> 0.65).  Fewer for large values: a tile's values
+# pass through shared memory (BlockExchange), at most TILE_BYTES of it.
 SCAN_ITEMS = 16
+TILE_BYTES = 32 * 1024
 # Default of the threshold on the segment size from which segmented scans
 # run as one flagged scan.
 FLAGS_FROM = 16
@@ -61,11 +62,22 @@ def compile_segscan(sc: SegCompile, op: SegScan) -> KernelPlan:
     return sc.plan([("array", t.name) for t in outs + mapouts])
 
 
+def _items(red: list[str], flagged: bool) -> int:
+    """Elements per thread per tile: SCAN_ITEMS, halved until a tile of values
+    (their components, and a flag padded to the largest one) fits TILE_BYTES."""
+    sizes = [np.dtype(DTYPES[t]).itemsize for t in red]
+    value_bytes = sum(sizes) + (max(sizes) if flagged else 0)
+    items = SCAN_ITEMS
+    while items > 1 and BLOCK * items * value_bytes > TILE_BYTES:
+        items //= 2
+    return items
+
+
 def _single_pass(sc: SegCompile, op: SegScan, red: list[str], outs: list[Temp],
                  mapouts: list[Temp], when: str | None = None) -> None:
     n = sc.host_product(op.space.dims)
     segmented = len(op.space.dims) > 1
-    items = SCAN_ITEMS if len(red) == 1 and np.dtype(DTYPES[red[0]]).itemsize <= 4 else ITEMS
+    items = _items(red, segmented)
     tiles = f"max(1, -(-({n}) // {BLOCK * items}))"
     # CUB's tile state (ScanTileState::AllocationSize, which only device code
     # can call here): per tile a status word and two values, 32 tiles of
