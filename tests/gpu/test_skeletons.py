@@ -263,3 +263,25 @@ def test_matrix_products(products, products_interp, entry: str, shape: tuple[int
 
 
 _PRODUCTS_WANTED: dict = {}
+
+
+def test_tiled_product_and_segmented_scan_above_two_gibibytes(lib, products) -> None:
+    """A tiled product reading a (2^15 + 1) x 2^14 f32 matrix (2^31 + 2^16 bytes) and a
+    flagged segmented scan of 2 x (2^28 + 1) i32 (2^31 + 8 bytes): 64-bit indexing
+    all through.  Small integers keep every sum exact, so NumPy is the reference."""
+    if BACKEND != "cuda":
+        pytest.skip("2^46 multiply-adds: the CPU backend would take hours")
+    rng = np.random.default_rng(31)
+    xss = rng.integers(-2, 3, ((1 << 15) + 1, 1 << 14)).astype(np.float32)
+    yss = rng.integers(-2, 3, (1 << 14, 64)).astype(np.float32)
+    [param] = [p for p in products.TUNING_PARAMS if p.startswith("matmul.segmap_tile")]
+    got = products.Products(backend=BACKEND, tuning={param: 1}).matmul(xss, yss)
+    rows = [0, 1, 12345, (1 << 15) - 1, 1 << 15]
+    np.testing.assert_array_equal(got[rows], xss[rows].astype(np.float64) @ yss)
+    del xss, got
+    xss = np.ones((2, (1 << 28) + 1), np.int32)
+    xss[1] = 2
+    [flags] = [k for k in lib.TUNING_PARAMS if k.startswith("row_prefix.segscan_flags")]
+    prefix = lib.Skeletons(backend=BACKEND, tuning={flags: 1}).row_prefix(xss)
+    assert prefix[0, -1] == (1 << 28) + 1 and prefix[1, -1] == 2 * ((1 << 28) + 1)
+    assert prefix[1, 0] == 2 and prefix[0, 12345] == 12346
