@@ -332,17 +332,20 @@ def test_nvcc_compiles_flattened_examples(path: Path, tmp_path: Path) -> None:
     nvcc_check(render_kernels_file(plans), tmp_path)
 
 
-def test_matrix_products_get_a_tiled_version_beside_the_plain_one() -> None:
+def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
     plans = _plans(ROOT / "tests" / "programs" / "kernels" / "products.fut")
-    for fn in ("matmul", "matmul_columns", "gemm", "max_plus_and_product"):
-        tiled = [p for p in plans[fn] if any("segmap_tiled" in la.kernel for la in p.launches)]
-        assert len(tiled) == 1, fn
-        [threshold] = tiled[0].thresholds
-        whens = {la.kernel.rsplit("_", 1)[0]: la.when for la in tiled[0].launches}
-        assert set(whens) == {"segmap_tiled", "segmap"}  # one or the other runs
-        assert whens["segmap_tiled"].startswith("min(")
-        assert whens["segmap_tiled"].endswith(f") >= {threshold.key}")
-        assert whens["segmap"] == f"not ({whens['segmap_tiled']})"
+    for fn, sizes in (("matmul", 2), ("matmul_columns", 1), ("gemm", 2),
+                      ("max_plus_and_product", 1)):  # 8-byte accumulators: one tile size
+        [plan] = [p for p in plans[fn] if any("segmap_tiled" in la.kernel for la in p.launches)]
+        whens = [la.when for la in plan.launches]
+        tiled = [la.when for la in plan.launches if "segmap_tiled" in la.kernel]
+        assert len(tiled) == sizes == len(plan.thresholds), fn
+        side = plan.thresholds[0].key
+        assert all(w.startswith("min(") and f") >= {side}" in w for w in tiled)
+        assert whens[-1] == f"not ({tiled[0].split(' and ')[0]})"  # the plain kernel
+        if sizes == 2:  # large tiles from segmap_tile_large points, small below
+            large = plan.thresholds[1].key
+            assert tiled[0].endswith(f">= {large}") and tiled[1].endswith(f">= {large})")
 
 
 def test_a_loop_reading_no_column_invariant_array_is_not_tiled() -> None:

@@ -239,15 +239,19 @@ PRODUCT_SHAPES = [(1, 1, 1), (0, 5, 3), (3, 0, 4), (4, 6, 0), (7, 9, 5), (128, 8
                   (129, 17, 257), (300, 1, 64), (64, 1000, 100), (513, 33, 130)]
 
 
-@pytest.mark.parametrize("tiled", [True, False], ids=["tiled", "plain"])
+@pytest.mark.parametrize("version", ["large tiles", "small tiles", "plain"])
 @pytest.mark.parametrize("shape", PRODUCT_SHAPES, ids=str)
 @pytest.mark.parametrize("entry", ["matmul", "matmul_columns", "gemm", "max_plus_and_product"])
 def test_matrix_products(products, products_interp, entry: str, shape: tuple[int, int, int],
-                         tiled: bool) -> None:
+                         version: str) -> None:
     if entry == "max_plus_and_product" and np.prod(shape) > 600_000:
         pytest.skip("the interpreter folds tuples one at a time: too slow a reference")
-    [param] = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile")]
-    lib = products.Products(backend=BACKEND, tuning={param: 1 if tiled else BIG})
+    params = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile")]
+    side = next(p for p in params if "segmap_tile_large" not in p)
+    tuning = {side: BIG if version == "plain" else 1}
+    for large in (p for p in params if "segmap_tile_large" in p):
+        tuning[large] = 1 if version == "large tiles" else BIG
+    lib = products.Products(backend=BACKEND, tuning=tuning)
     n, m, p = shape
     rng = np.random.default_rng(n * 10007 + m * 101 + p)
     dtype = {"matmul_columns": np.float64, "max_plus_and_product": np.int64}.get(entry, np.float32)
@@ -274,8 +278,8 @@ def test_tiled_product_and_segmented_scan_above_two_gibibytes(lib, products) -> 
     rng = np.random.default_rng(31)
     xss = rng.integers(-2, 3, ((1 << 15) + 1, 1 << 14)).astype(np.float32)
     yss = rng.integers(-2, 3, (1 << 14, 64)).astype(np.float32)
-    [param] = [p for p in products.TUNING_PARAMS if p.startswith("matmul.segmap_tile")]
-    got = products.Products(backend=BACKEND, tuning={param: 1}).matmul(xss, yss)
+    params = [p for p in products.TUNING_PARAMS if p.startswith("matmul.segmap_tile")]
+    got = products.Products(backend=BACKEND, tuning=dict.fromkeys(params, 1)).matmul(xss, yss)
     rows = [0, 1, 12345, (1 << 15) - 1, 1 << 15]
     np.testing.assert_array_equal(got[rows], xss[rows].astype(np.float64) @ yss)
     del xss, got

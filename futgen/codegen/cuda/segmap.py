@@ -14,7 +14,8 @@ array result is copied from its buffer into the thread's row of the output.
 
 A SegMap over two dimensions whose threads fold a loop over arrays each
 invariant to one dimension (a matrix product) also gets a tiled kernel
-(`tiling.py`), launched instead when both dimensions are large enough.
+(`tiling.py`), launched instead when both dimensions are large enough (with
+tiles of 128 x 128 points, or 64 x 64 for products with fewer points).
 
 A SegScatter runs the same loop; each point stores its value into the
 destination at its indices when they are in bounds.  The destinations are
@@ -40,7 +41,13 @@ from futgen.codegen.cuda.common import (
 from futgen.codegen.cuda.imp import Bin, Stm
 from futgen.codegen.cuda.lower import KernelLowering, Out, c_name
 from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product
-from futgen.codegen.cuda.tiling import MIN_SIDE, compile_tiled, tileable
+from futgen.codegen.cuda.tiling import (
+    LARGE_TILES_FROM,
+    MIN_SIDE,
+    Tileable,
+    compile_tiled,
+    tileable,
+)
 from futgen.codegen.plan import CTYPES, KernelPlan
 from futgen.core import ir
 from futgen.gpu.ir import SegMap, SegScatter, binds_arrays
@@ -72,13 +79,31 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     tiling = tileable(op, sc.types)
     when = None
     if tiling is not None:
-        side = sc.threshold("segmap_tile", MIN_SIDE,
-                            "size of both dimensions from which block and register tiles are used")
-        when = f"min({', '.join(sc.host_dim(d) for d in op.space.dims)}) >= {side}"
-        compile_tiled(sc, op, tiling, outs, when)
-        when = f"not ({when})"
+        when = f"not ({_tiled(sc, op, tiling, outs)})"
     sc.kernel("segmap", low, _grid_stride(low, dims, flat, inner), threads, when=when)
     return sc.plan([("array", t.name) for t in outs])
+
+
+def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
+    """Adds the tiled kernels; the host condition under which one of them runs.
+
+    Where a thread's register tile is 8 x 8, a second kernel with 4 x 4
+    (blocks of 64 x 64 points) serves products with too few large tiles to
+    fill the device (`segmap_tile_large_<k>` on the number of points)."""
+    n, p = (sc.host_dim(d) for d in op.space.dims)
+    side = sc.threshold("segmap_tile", MIN_SIDE,
+                        "size of both dimensions from which block and register tiles are used")
+    tiled = f"min({n}, {p}) >= {side}"
+    reg = tiling.reg()
+    if reg < 8:
+        compile_tiled(sc, op, tiling, outs, tiled, reg)
+        return tiled
+    large_t = sc.threshold("segmap_tile_large", LARGE_TILES_FROM,
+                           "points from which tiles of 128 x 128 are used, rather than 64 x 64")
+    large = f"{n} * {p} >= {large_t}"
+    compile_tiled(sc, op, tiling, outs, f"{tiled} and {large}", reg)
+    compile_tiled(sc, op, tiling, outs, f"{tiled} and not ({large})", reg // 2)
+    return tiled
 
 
 def compile_segscatter(sc: SegCompile, op: SegScatter) -> KernelPlan:

@@ -19,7 +19,8 @@ after it, form the epilogue, run per point once the loop is done.
 tiles of the reads, loaded coalesced along each array's contiguous index,
 and a register tile of accumulators per thread.  The plan launches it when
 both dimensions are at least `segmap_tile_<k>` (a threshold the tuner can
-set), else the plain SegMap kernel.
+set), else the plain SegMap kernel; with a register tile of 8 x 8 points
+when there are enough of them (`segmap_tile_large_<k>`), else 4 x 4.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ BLOCK_SIDE = 16  # threads per side of a block: BLOCK = BLOCK_SIDE ** 2
 REG = 8  # points per side of a thread's register tile
 TK = 8  # loop iterations per shared-memory chunk
 MIN_SIDE = 64  # default of the threshold: both dimensions at least this
+# Default of the threshold on n * p from which 8 x 8 register tiles (blocks of
+# 128 x 128) are used rather than 4 x 4: 2048^2, where the large blocks are
+# two per SM of an H100.
+LARGE_TILES_FROM = 2048 * 2048
 
 
 @dataclass(frozen=True)
@@ -133,8 +138,9 @@ def _load(sc: SegCompile, low: KernelLowering, rd: Read,
 
 
 def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
-                  when: str) -> None:
-    """Adds the tiled kernel (launched `when`) writing `outs`."""
+                  when: str, reg: int) -> None:
+    """Adds the tiled kernel with `reg` x `reg` register tiles (a multiple of
+    4), launched `when`, writing `outs`."""
     low = sc.lowering()
     loop = t.loop.exp
     assert isinstance(loop, ir.Loop) and isinstance(loop.form, ir.ForLoop)
@@ -165,7 +171,6 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     epilogue = low.region(epi_bindings, ir.Body(t.epilogue, op.body.result),
                           [f"res{k}" for k in range(len(op.ret))], sc.fresh("epilogue_failed"))
     out_ptrs = [low.add_param(o.name, CTYPES[o.prim], True, o.name) for o in outs]
-    reg = t.reg()
     rows = cols = BLOCK_SIDE * reg
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
     name = sc.fresh("segmap_tiled")
