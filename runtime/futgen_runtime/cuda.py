@@ -40,7 +40,6 @@ MAX_RANK = 8
 FAILURE_CODE = FAILURE_ARGS
 FAILURE_WORDS = FAILURE_CODE + 1
 _BUILTINS = Path(__file__).with_name("builtins.cu")
-STAGING_BYTES = 1 << 16  # transfers up to this size go through a pinned buffer
 # Kernel argument type characters by NumPy scalar type (pycuda's struct format,
 # native alignment).  f16 goes by its bits: pycuda's struct has no half type.
 _SCALAR_CHARS: dict[type, str] = {
@@ -117,9 +116,6 @@ class CudaBackend:
         self._fail_ptrs = (int(self._failure),
                            int(self._failure_host.base.get_device_pointer()))
         self._pending = False  # launches since the device was last waited for
-        # Small transfers go through pinned host memory: a DMA straight from
-        # it, without the driver's copy into its own staging buffer.
-        self._staging = cuda.pagelocked_empty(STAGING_BYTES, np.uint8)
         self._launch_kernel = hasattr(cuda.Function, "_launch_kernel")
         self._device_key = self.device.pci_bus_id()
         self._fast_arrays = _fast_arrays_match(self._device_key)
@@ -261,25 +257,15 @@ class CudaBackend:
         with self._current():
             a = np.ascontiguousarray(a)
             x = self._new(a.shape, a.dtype)
-            if 0 < a.nbytes <= STAGING_BYTES:
-                stage = self._staging[:a.nbytes]
-                stage[:] = a.reshape(-1).view(np.uint8)
-                cuda.memcpy_htod(x.gpudata, stage)  # synchronous from pinned memory
-            elif a.size:
+            if a.size:
                 cuda.memcpy_htod(x.gpudata, a)
             return x
 
     def to_host(self, x: gpuarray.GPUArray) -> np.ndarray:
-        if 0 < x.nbytes <= STAGING_BYTES:
-            stage = self._staging[:x.nbytes]
-            with self._current():
-                cuda.memcpy_dtoh(stage, x.gpudata)  # after every launch before it
-            self._pending = False
-            return stage.view(x.dtype).reshape(x.shape).copy()
         out = np.empty(x.shape, x.dtype)
         if x.size:
             with self._current():
-                cuda.memcpy_dtoh(out, x.gpudata)
+                cuda.memcpy_dtoh(out, x.gpudata)  # after every launch before it
             self._pending = False
         return out
 
@@ -441,12 +427,12 @@ class CudaBackend:
         i = int(i)
         if not 0 <= i < x.size:
             raise IndexError(f"read_scalar: element {i} of an array of {x.size}")
-        stage = self._staging[:x.dtype.itemsize]
+        out = np.empty(1, x.dtype)
         with self._current():
-            cuda.memcpy_dtoh(stage, _ptr(x) + i * x.dtype.itemsize)
+            cuda.memcpy_dtoh(out, _ptr(x) + i * x.dtype.itemsize)
         self._pending = False
         self.check()  # a failed kernel may have left `x` unwritten
-        return stage.view(x.dtype)[0].copy()
+        return out[0]
 
 
 _ALREADY_CURRENT = contextlib.nullcontext()
