@@ -177,58 +177,56 @@ def main() -> None:
     roof = 8 * n / ((copy["kernel_ms"] or copy["call_ms"]) * 1e-3) / 1e9
     print(f"copy bandwidth (read + write): {roof:.0f} GB/s", flush=True)
 
-    if args.only == "writes-and-products":
-        writes_and_products(lib, inst, case, rng)
-        return
-    if args.only == "row-scans":
+    if not args.only:
+        want = float(host.astype(np.float64).sum())
+        got = float(inst.sum(x))
+        assert abs(got - want) <= 1e-4 * want, (got, want)
+        case("sum 2^28", 4 * n, lambda: inst.sum(x), lambda: torch.sum(tx), "torch")
+        case("sum of squares 2^28", 4 * n, lambda: inst.sum_squares(x),
+             lambda: torch.sum(tx * tx), "torch")
+        pre = inst.prefix_sum(x).get()
+        np.testing.assert_allclose(pre[-1], host.astype(np.float64).sum(), rtol=1e-3)
+        case("prefix sum 2^28", 8 * n, lambda: inst.prefix_sum(x), lambda: torch.cumsum(tx, 0),
+             "torch")
+
+        m_total = 1 << 26
+        ks = range(0, 27, 2) if args.quick else range(27)
+        keys = list(lib.TUNING_PARAMS)
+        block = next(k for k in keys if ".segred_block" in k)
+        warp = next(k for k in keys if ".segred_warp" in k)
+        lanes = next(k for k in keys if ".segred_subwarp" in k)
+        forced = {"default": {}, "block": {block: 1}, "warp": {block: BIG, warp: 1},
+                  "subwarp": {block: BIG, warp: BIG, lanes: 1},
+                  "thread": {block: BIG, warp: BIG, lanes: BIG}}
+        for k in ks:
+            shape = (1 << k, m_total >> k)
+            xs = x[:m_total].reshape(shape)
+            txs = tx[:m_total].reshape(shape)
+            want = torch.sum(txs, 1).cpu().numpy()
+            for strategy, tuning in forced.items():
+                if strategy in ("thread", "subwarp") and shape[1] > (1 << 16):
+                    continue  # a thread adding 2^14+ values: minutes, and inaccurate
+                si = lib.BenchKernels(backend="cuda", device_results=True, tuning=tuning)
+                got = si.row_sums(xs).get()
+                np.testing.assert_allclose(got, want, rtol=2e-3, atol=1e-2)
+                case(f"row sums 2^{k} x 2^{26 - k} [{strategy}]", 4 * (m_total + shape[0]),
+                     lambda si=si, xs=xs: si.row_sums(xs), lambda txs=txs: torch.sum(txs, 1),
+                     "torch", rows_log2=k, strategy=strategy)
+
+    if args.only in (None, "row-scans"):
         row_scans(lib, case, x, tx)
-        return
-    want = float(host.astype(np.float64).sum())
-    got = float(inst.sum(x))
-    assert abs(got - want) <= 1e-4 * want, (got, want)
-    case("sum 2^28", 4 * n, lambda: inst.sum(x), lambda: torch.sum(tx), "torch")
-    case("sum of squares 2^28", 4 * n, lambda: inst.sum_squares(x),
-         lambda: torch.sum(tx * tx), "torch")
-    pre = inst.prefix_sum(x).get()
-    np.testing.assert_allclose(pre[-1], host.astype(np.float64).sum(), rtol=1e-3)
-    case("prefix sum 2^28", 8 * n, lambda: inst.prefix_sum(x), lambda: torch.cumsum(tx, 0),
-         "torch")
+    if args.only in (None, "writes-and-products"):
+        writes_and_products(lib, inst, case, rng)
 
-    m_total = 1 << 26
-    ks = range(0, 27, 2) if args.quick else range(27)
-    keys = list(lib.TUNING_PARAMS)
-    block = next(k for k in keys if ".segred_block" in k)
-    warp = next(k for k in keys if ".segred_warp" in k)
-    lanes = next(k for k in keys if ".segred_subwarp" in k)
-    forced = {"default": {}, "block": {block: 1}, "warp": {block: BIG, warp: 1},
-              "subwarp": {block: BIG, warp: BIG, lanes: 1},
-              "thread": {block: BIG, warp: BIG, lanes: BIG}}
-    for k in ks:
-        shape = (1 << k, m_total >> k)
-        xs = x[:m_total].reshape(shape)
-        txs = tx[:m_total].reshape(shape)
-        want = torch.sum(txs, 1).cpu().numpy()
-        for strategy, tuning in forced.items():
-            if strategy in ("thread", "subwarp") and shape[1] > (1 << 16):
-                continue  # a thread adding 2^14+ values: minutes, and inaccurate
-            si = lib.BenchKernels(backend="cuda", device_results=True, tuning=tuning)
-            got = si.row_sums(xs).get()
-            np.testing.assert_allclose(got, want, rtol=2e-3, atol=1e-2)
-            case(f"row sums 2^{k} x 2^{26 - k} [{strategy}]", 4 * (m_total + shape[0]),
-                 lambda si=si, xs=xs: si.row_sums(xs), lambda txs=txs: torch.sum(txs, 1),
-                 "torch", rows_log2=k, strategy=strategy)
-
-    row_scans(lib, case, x, tx)
-    writes_and_products(lib, inst, case, rng)
-
-    small = rng.random(1024, dtype=np.float32)
-    dsmall = gpuarray.to_gpu(small)
-    numpy_inst = lib.BenchKernels(backend="cuda")
-    tsmall = torch.from_numpy(small).cuda()
-    case("call: 1024 f32 map, NumPy in/out", 8192, lambda: numpy_inst.plus_one(small),
-         lambda: (torch.from_numpy(small).cuda() + 1).cpu(), "torch")
-    case("call: 1024 f32 map, device arrays", 8192, lambda: inst.plus_one(dsmall),
-         lambda: tsmall + 1, "torch")
+    if not args.only:
+        small = rng.random(1024, dtype=np.float32)
+        dsmall = gpuarray.to_gpu(small)
+        numpy_inst = lib.BenchKernels(backend="cuda")
+        tsmall = torch.from_numpy(small).cuda()
+        case("call: 1024 f32 map, NumPy in/out", 8192, lambda: numpy_inst.plus_one(small),
+             lambda: (torch.from_numpy(small).cuda() + 1).cpu(), "torch")
+        case("call: 1024 f32 map, device arrays", 8192, lambda: inst.plus_one(dsmall),
+             lambda: tsmall + 1, "torch")
 
     info = {"device": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%d"),
             "copy_GBps": roof, "rows": rows}
