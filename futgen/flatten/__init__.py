@@ -34,8 +34,7 @@ statement.  The rules, in the spirit of Futhark's moderate flattening
    is, for the host code generator to run there.
 6. **Scatter and hist become a SegScatter and a SegHist** when their
    destinations hold scalars (a scatter of rows, or a histogram whose
-   operator combines tuples or arrays or 8- and 16-bit values, stays on the
-   host).
+   operator combines arrays, stays on the host).
 
 There are no thresholds and no multi-versioning yet; those come with
 incremental flattening.
@@ -51,7 +50,6 @@ from futgen.flatten.fusion import fuse_body
 from futgen.flatten.kernel import KernelBuilder, NotKernel, inline
 from futgen.flatten.names import NameSource, param_types, substitute
 from futgen.gpu.ir import (
-    HIST_PRIMS,
     SegBinOp,
     SegHist,
     SegMap,
@@ -148,10 +146,6 @@ class _Flattener:
             if not all(isinstance(t, ir.Prim) for t in lam.ret):
                 raise NotKernel("a write of a row")
             if isinstance(e, ir.Hist):
-                if any(len(o.dests) != 1 for o in e.ops):
-                    raise NotKernel("a histogram of tuples")
-                if any(t.name not in HIST_PRIMS for t in lam.ret[len(e.ops):]):
-                    raise NotKernel("a histogram of values without atomics")
                 ops = tuple(replace(o, lam=kb.op_lambda(self._inlined(o.lam))) for o in e.ops)
             for p, a in zip(lam.params, e.arrs):
                 kb.bind_row(p, a, (ir.Var(gtid),), pre)

@@ -83,8 +83,9 @@ from futgen.core.ir import (
 
 MAX_ASSERT_ARGS = FAILURE_ARGS  # message arguments a kernel can report
 
-# The value types a SegHist combines: those of 32 and 64 bits, which compare
-# and swap can update whatever the operator.
+# The value types a SegHist combines atomically: those of 32 and 64 bits,
+# which compare and swap can update whatever the operator (others, and
+# tuples, are combined under a lock per bin).
 HIST_PRIMS = frozenset({"i32", "u32", "f32", "i64", "u64", "f64"})
 
 
@@ -153,8 +154,8 @@ class SegScan:
 
 @dataclass(frozen=True, slots=True)
 class SegHist:
-    """Histograms into destinations updated in place; one destination per
-    operator, of a type in `HIST_PRIMS`.  `ret` types the body's results (bins, then values)."""
+    """Histograms into destinations updated in place (one per component of
+    an operator's value; every component a scalar).  `ret` types the body's results (bins, then values)."""
 
     level: str
     space: SegSpace

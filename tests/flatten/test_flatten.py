@@ -195,18 +195,30 @@ def test_a_map_fuses_into_its_scatter_unless_it_reads_the_destination() -> None:
 
 
 @pytest.mark.parametrize("src", [
-    # a scatter of rows
     "entry main (d: *[][2]i32) (is: []i64) (vs: [][2]i32) : [][2]i32 = scatter d is vs",
-    # a histogram of tuples
-    """entry main (k: i64) (is: []i64) (vs: []i32) : ([]i32, []i32) =
-         unzip (hist (\\(a, b) (c, d) -> (a + c, b + d)) (0, 0) k is (zip vs vs))""",
-    # a histogram of 8-bit values: no atomics for them
-    "entry main (k: i64) (is: []i64) (vs: []i8) : []i8 = hist (+) 0 k is vs",
+    """entry main (d: *[][2]i32) (is: []i64) (vs: [][2]i32) : [][2]i32 =
+         reduce_by_index d (map2 (+)) [0, 0] is vs""",
 ])
-def test_writes_without_scalar_atomics_stay_on_the_host(src: str) -> None:
+def test_writes_of_rows_stay_on_the_host(src: str) -> None:
     prog = _flat(src)
     assert {type(e) for e in _host_soacs(prog, "main")} & {ir.Hist, ir.Scatter}
     assert not [op for op in _segops(prog, "main") if isinstance(op, SegHist | SegScatter)]
+
+
+def test_histograms_of_tuples_and_small_values_are_segops() -> None:
+    prog = _flat("""
+      entry main (k: i64) (is: []i64) (vs: []i32) (bs: []i8) : ([]i32, []i32, []i8) =
+        let (a, b) = unzip (hist (\\(a, b) (c, d) -> (a + c, i32.max b d)) (0, 0) k is
+                                 (zip vs vs))
+        in (a, b, hist (+) 0 k is bs)""")
+    assert [type(op) for op in _segops(prog, "main")] == [SegHist, SegHist]
+    is_ = np.array([0, 2, 2, 5, 1], np.int64)
+    vs = np.array([3, -1, 4, 9, -7], np.int32)
+    bs = np.array([100, 100, 100, 1, 2], np.int8)
+    for vectorise in (True, False):
+        a, b, c = run(prog, "main", [np.int64(3), is_, vs, bs], vectorise=vectorise)
+        assert a.tolist() == [3, -7, 3] and b.tolist() == [3, 0, 4]
+        assert c.tolist() == [100, 2, -56]  # i8 addition wraps
 
 
 def test_inner_reduction_in_a_branch_becomes_a_loop() -> None:

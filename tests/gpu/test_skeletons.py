@@ -185,6 +185,21 @@ def test_histograms(writes, writes_interp, entry: str, n: int, k: int, strategy:
     _same(getattr(instance, entry)(*args), _want(writes_interp, entry, args), entry)
 
 
+@pytest.mark.parametrize(("n", "k"), [(0, 5), (1, 1), (7, 3), (1000, 0), (2049, 256),
+                                      (1 << 16, 1), ((1 << 20) + 3, 5000)], ids=str)
+@pytest.mark.parametrize("entry", ["hist_pair", "hist_i8_add", "hist_f16_max"])
+def test_histograms_under_locks(writes, writes_interp, entry: str, n: int, k: int) -> None:
+    """Tuples and 8- and 16-bit values: no atomic, a lock per bin."""
+    rng = np.random.default_rng(n * 7 + k)
+    bins = rng.integers(-2, k + 2, n)
+    values = {"hist_pair": rng.integers(-1000, 1000, n).astype(np.int32),
+              "hist_i8_add": rng.integers(-128, 128, n).astype(np.int8),  # wraps, exactly
+              "hist_f16_max": rng.standard_normal(n).astype(np.float16)}[entry]
+    args = [k, bins, values]
+    got = getattr(writes.Writes(backend=BACKEND), entry)(*args)
+    _same(got, _want(writes_interp, entry, args), entry)
+
+
 def test_histogram_of_computed_bins_and_its_errors(writes, writes_interp) -> None:
     xs = np.arange(5000, dtype=np.int32) * 3
     rng = np.random.default_rng(5)

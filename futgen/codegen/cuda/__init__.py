@@ -84,4 +84,5 @@ def render_kernels_file(plans: Sequence[KernelPlan]) -> str:
     return template.render(prelude=kernels_prelude(), kernels=sources,
                            cub=any("cub::" in s for s in sources),
                            atomics=any("futgen_atomic_combine" in s for s in sources),
+                           locks=any("futgen_store_cg" in s for s in sources),
                            tiles=any("futgen_load4" in s for s in sources))

@@ -27,3 +27,11 @@ entry scatter_f32 (dest: *[]f32) (is: []i64) (vs: []f32) : []f32 = scatter dest 
 
 entry scatter_2d_i32 [n] (dest: *[][]i32) (is: [n]i64) (js: [n]i64) (vs: [n]i32) : [][]i32 =
   scatter_2d dest (zip is js) vs
+
+-- No atomic for these values: a lock per bin.
+entry hist_pair (k: i64) (is: []i64) (vs: []i32) : ([]i32, []i32) =
+  unzip (hist (\(a, b) (c, d) -> (a + c, i32.max b d)) (0, i32.lowest) k is (zip vs vs))
+
+entry hist_i8_add (k: i64) (is: []i64) (vs: []i8) : []i8 = hist (+) 0 k is vs
+
+entry hist_f16_max (k: i64) (is: []i64) (vs: []f16) : []f16 = hist f16.max f16.lowest k is vs
