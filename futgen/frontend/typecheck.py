@@ -1328,6 +1328,7 @@ class Checker:
             scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
         if d.entry:
             self._check_entry(d, scheme)
+        self._check_size_polymorphic_value(d, scheme.type)
         implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:
             if node.ty is not None:
@@ -1350,6 +1351,21 @@ class Checker:
         )
         if not d.params and not d.tparams and _contains_array(scheme.type):
             info.aliases = frozenset({f"global:{d.name}"})
+
+    def _check_size_polymorphic_value(self, d: S.ValDecl, t: Type) -> None:
+        """Futhark's rule (#1993): a definition without parameters but with
+        size parameters is computed anew at each use, so its type may not
+        hold sizes known only once it has run."""
+        if d.params or not any(isinstance(p, S.SizeParam) for p in d.tparams):
+            return
+        dims: list[Dim] = []
+        _map_dims(t, lambda dim: dims.append(self.u.dim(dim)) or dim)
+        if any(isinstance(dim, AnySize) or _is_unnamed(dim, exprs=True) for dim in dims):
+            raise self.err(
+                f'"{d.name}" is a size-polymorphic value binding whose type {t} has sizes '
+                f"known only when it runs; give it a parameter, or no size parameters.",
+                d.loc,
+            )
 
     def _check_order_zero(self, node: S.Expr) -> None:
         """Futhark's rule, checked once types are known: an `if` may not

@@ -65,6 +65,12 @@ def body_type(src: str, name: str) -> str:
             "The branches of if have types *[n]i64 and *[m]i64, not the expected [2]i64",
         ),
         ("def main (xs: []i32) (ys: []i32) : [10]i32 = xs ++ ys", 'Sizes "10" and'),
+        # A size-parametric constant is computed at each use: no sizes it alone knows.
+        (("def evens [n] = (iota n, filter (\\x -> x % 2 == 0) (iota n))\n"
+          "entry main (k: i64) = k"),
+         '"evens" is a size-polymorphic value binding'),
+        ("def some [n] : ([n]i64, []i64) = (iota n, iota n)\nentry main (k: i64) = k",
+         '"some" is a size-polymorphic value binding'),
     ],
 )
 def test_rejected(src: str, message: str) -> None:
@@ -76,6 +82,8 @@ def test_rejected(src: str, message: str) -> None:
     [
         # Size parameters used in the result only, or in a point-free entry's type.
         ("def f [n] (x: i64) : [n]i64 = replicate n x", "f", "[n]i64"),
+        ("def ramp [n] : [n]i64 = iota n\nentry main (k: i64) = ramp : [k]i64", "ramp",
+         "[n]i64"),
         ("def g [n] (xs: [n]i32) = xs\nentry h [n] : [n]i32 -> [n]i32 = g", "h", "(xs: [n]i32) -> [n]i32"),
         # A lambda may name a dependent parameter differently from its type.
         (
