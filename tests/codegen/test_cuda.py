@@ -348,20 +348,37 @@ def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
             assert tiled[0].endswith(f">= {large}") and tiled[1].endswith(f">= {large})")
 
 
-def test_a_loop_reading_no_column_invariant_array_is_not_tiled() -> None:
+def _tiling_of(src: str):
+    """The tiling of the one SegMap of program `src` (None if not tileable)."""
     from futgen.codegen.cuda.tiling import tileable
     from futgen.core import internalise
     from futgen.flatten import flatten
     from futgen.flatten.names import param_types
     from futgen.frontend import check_source
 
-    prog = flatten(internalise(check_source("""
-      entry main [n][m] (xss: [n][m]f32) (p: i64) : [n][p]f32 =
-        map (\\xs -> map (\\j -> loop acc = 0 for k < m do acc + xs[k] * f32.i64 j) (iota p))
-            xss""")))
+    prog = flatten(internalise(check_source(src)))
     [op] = [s.exp for f in prog.functions for s in _host_segops(f.body)]
     assert isinstance(op, SegMap) and len(op.space.dims) == 2
-    assert tileable(op, param_types(prog.functions)) is None
+    return tileable(op, param_types(prog.functions))
+
+
+@pytest.mark.parametrize(("step", "tiled"), [
+    ("acc + xs[k] * yss[k, j]", True),
+    ("acc + xs[k] / yss[k, j]", False),  # i32 division can fail on a tile's padding
+    ("acc + xs[k] % yss[k, j]", False),
+])
+def test_only_steps_that_cannot_fail_are_tiled(step: str, tiled: bool) -> None:
+    tiling = _tiling_of(f"""
+      entry main [n][m][p] (xss: [n][m]i32) (yss: [m][p]i32) : [n][p]i32 =
+        map (\\xs -> map (\\j -> loop acc = 0 for k < m do {step}) (iota p)) xss""")
+    assert (tiling is not None) == tiled
+
+
+def test_a_loop_reading_no_column_invariant_array_is_not_tiled() -> None:
+    assert _tiling_of("""
+      entry main [n][m] (xss: [n][m]f32) (p: i64) : [n][p]f32 =
+        map (\\xs -> map (\\j -> loop acc = 0 for k < m do acc + xs[k] * f32.i64 j) (iota p))
+            xss""") is None
 
 
 def test_loop_counter_is_kernel_local() -> None:

@@ -12,7 +12,7 @@ scalar accumulators, an invariant trip count and initial values, whose
 array reads each name the loop index and exactly one of the two thread
 indices (otherwise invariants), and whose other statements use neither the
 thread indices nor the loop index (they combine the read values into the
-accumulators).  Statements before the loop that it does not use, and those
+accumulators) and cannot fail (the kernel runs them on a tile's padding too).  Statements before the loop that it does not use, and those
 after it, form the epilogue, run per point once the loop is done.
 
 `compile_tiled` renders `templates/cuda/tiled_redomap.cu.j2`: shared-memory
@@ -102,7 +102,7 @@ def tileable(op: SegMap, types: dict[ir.VName, ir.Type]) -> Tileable | None:
         if read is not None:
             reads.append(read)
         elif (free_vars(s.exp) & {*gtids, *aliases, i}
-              or isinstance(s.exp, ir.Index | ir.Loop | ir.If)):
+              or isinstance(s.exp, ir.Index | ir.Loop | ir.If) or _may_fail(s.exp)):
             return None
         else:
             step.append(s)
@@ -110,6 +110,16 @@ def tileable(op: SegMap, types: dict[ir.VName, ir.Type]) -> Tileable | None:
         return None
     after = op.body.stms[loops[0] + 1:]
     return Tileable(stm, tuple(reads), tuple(step), before + after, tuple(aliases.items()))
+
+
+def _may_fail(e: ir.Exp) -> bool:
+    """Whether a step statement can fail: the tiled kernel also runs the step
+    on the padding of a tile (points past the edge, values never loaded), so
+    only steps that cannot fail are tiled."""
+    if isinstance(e, ir.Assert):
+        return True
+    return (isinstance(e, ir.BinOp) and e.op in ("/", "%", "//", "%%", "**")
+            and not e.prim.startswith("f"))
 
 
 def _read(s: ir.Stm, gtids: tuple[ir.VName, ...], aliases: dict[ir.VName, int], i: ir.VName,
