@@ -344,8 +344,7 @@ def _all_types(prog: ir.Program) -> dict[ir.VName, ir.Type]:
             if host:
                 out[node.i] = ir.Prim(node.prim)
             walk(node.bound, host)
-        elif isinstance(node, gpu.SegMap | gpu.SegRed | gpu.SegScan | gpu.SegHist
-                        | gpu.SegScatter):
+        elif isinstance(node, gpu.SegOp):
             for name in node.__dataclass_fields__:
                 walk(getattr(node, name), False)
         elif isinstance(node, tuple | list):

@@ -155,7 +155,8 @@ class SegScan:
 @dataclass(frozen=True, slots=True)
 class SegHist:
     """Histograms into destinations updated in place (one per component of
-    an operator's value; every component a scalar).  `ret` types the body's results (bins, then values)."""
+    an operator's value; every component a scalar).  `ret` types the body's
+    results (bins, then values)."""
 
     level: str
     space: SegSpace

@@ -21,7 +21,7 @@ from futgen.flatten import flatten
 from futgen.flatten.check import check_program
 from futgen.frontend import check_source, load
 from futgen.gpu.interpret import run
-from futgen.gpu.ir import SegHist, SegMap, SegRed, SegScan, SegScatter
+from futgen.gpu.ir import SegHist, SegMap, SegOp, SegRed, SegScan, SegScatter
 from futgen.testing.spec import read_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -47,7 +47,7 @@ def _host_stms(body: ir.Body) -> list[ir.Stm]:
 
 def _segops(prog: ir.Program, fn: str) -> list:
     return [s.exp for s in _host_stms(prog.function(fn).body)
-            if isinstance(s.exp, SegMap | SegRed | SegScan | SegHist | SegScatter)]
+            if isinstance(s.exp, SegOp)]
 
 
 def _host_soacs(prog: ir.Program, fn: str) -> list:

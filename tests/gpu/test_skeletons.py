@@ -33,10 +33,14 @@ SHAPES = [(0, 5), (3, 0), (1, 1), (7, 3), (5, 16), (33, 17), (4, 2048), (2, 5000
           (1 << 12, 100)]
 
 
+def _package(factory: pytest.TempPathFactory, program: Path, name: str):
+    """`program` built into a package named `name` and imported."""
+    return import_package(build_package(program, factory.mktemp(name) / "pkg", name=name))
+
+
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory: pytest.TempPathFactory):
-    pkg = build_package(PROGRAM, tmp_path_factory.mktemp("skeletons") / "pkg", name="skeletons")
-    return import_package(pkg)
+    return _package(tmp_path_factory, PROGRAM, "skeletons")
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +50,7 @@ def interp() -> Interpreter:
 
 @pytest.fixture(scope="module")
 def writes(tmp_path_factory: pytest.TempPathFactory):
-    pkg = build_package(WRITES, tmp_path_factory.mktemp("writes") / "pkg", name="writes")
-    return import_package(pkg)
+    return _package(tmp_path_factory, WRITES, "writes")
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +60,7 @@ def writes_interp() -> Interpreter:
 
 @pytest.fixture(scope="module")
 def products(tmp_path_factory: pytest.TempPathFactory):
-    pkg = build_package(PRODUCTS, tmp_path_factory.mktemp("products") / "pkg", name="products")
-    return import_package(pkg)
+    return _package(tmp_path_factory, PRODUCTS, "products")
 
 
 @pytest.fixture(scope="module")

@@ -121,11 +121,12 @@ def _kernel(sc: SegCompile, op: SegHist, prims: list[list[str]], *, shared: bool
         bop = SegBinOp(o.lam, o.nes, commutative=True)
         functor = operator_functor(sc, low, [bop], vt)
         sc.sources.append(vt.source + functor.source)
-        dests = [low.array(d)[0] for d in o.dests]
+        arrays = [low.array(d) for d in o.dests]
+        dests = [name for name, _, _ in arrays]
         lock = locks[k] if locks else None
-        hists.append({"ctype": vt.name, "word": WORDS.get(ps[0]), "dest": dests[0],
-                      "dests": dests, "fields": vt.fields,
-                      "bins": render.expr(low.array(o.dests[0])[2][0]), "op": functor.name,
+        hists.append({"ctype": vt.name, "word": WORDS.get(ps[0]), "dests": dests,
+                      "fields": vt.fields, "bins": render.expr(arrays[0][2][0]),
+                      "op": functor.name,
                       "op_init": functor.init, "neutral": neutral(low, [bop], vt),
                       "native": native_atomic(o, ps[0]) if _atomic(ps) else None,
                       "lock": None if lock is None else pointer(low, lock),
