@@ -9,7 +9,7 @@ Builds `plus_one` (a 1024-element f32 map) and times, as medians of many calls o
 * each step of a call alone (argument conversion, allocation, launch,
   failure check, result copy), and the PyCUDA floors below them.
 
-Run on the GPU machine:  python3 benchmarks/call_overhead.py [--json FILE]
+Run on the GPU machine:  python3 benchmarks/call_overhead.py [--json FILE] [--compare PKG ...]
 Prints a table in microseconds.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import struct
 import sys
 import tempfile
 import time
@@ -74,7 +75,7 @@ def build():
     return import_package(build_package(program, out / "bench_overhead", name="bench_overhead"))
 
 
-def whole_calls(mod, rows: dict, profile_calls: bool = False) -> None:
+def whole_calls(mod, rows: dict, profile_calls: bool = False, label: str = "futgen") -> None:
     import pycuda.driver as cuda
 
     host = np.arange(N, dtype=np.float32)
@@ -86,9 +87,12 @@ def whole_calls(mod, rows: dict, profile_calls: bool = False) -> None:
     x = dev_inst.plus_one(host)  # a device array to feed back in
     assert np.array_equal(x.get(), expected)
     sync = cuda.Context.synchronize
-    rows["futgen, NumPy in and out"] = per_call(lambda: inst.plus_one(host))
-    rows["futgen, device arrays, synchronised"] = per_call(lambda: dev_inst.plus_one(x), sync=sync)
-    rows["futgen, device arrays, pipelined"] = pipelined(lambda: dev_inst.plus_one(x), sync)
+    rows[f"{label}, NumPy in and out"] = per_call(lambda: inst.plus_one(host))
+    rows[f"{label}, device arrays, synchronised"] = per_call(lambda: dev_inst.plus_one(x),
+                                                             sync=sync)
+    rows[f"{label}, device arrays, pipelined"] = pipelined(lambda: dev_inst.plus_one(x), sync)
+    if label != "futgen":
+        return
     steps(dev_inst, x, rows)
     if profile_calls:
         profile(dev_inst, x)
@@ -101,33 +105,30 @@ def steps(inst, x, rows: dict) -> None:
 
     b = inst._backend()
     module = sys.modules[type(inst).__module__]
-    convert_args = module.convert_args  # the package's own copy of the runtime
-    params, _ = module._LAYOUTS["plus_one"]
-    rows["step: convert_args (one device array)"] = per_call(
-        lambda: convert_args(b, "plus_one", params, (x,)))
+    entry = module._ENTRIES["plus_one"]  # with the package's own copy of the runtime
+    rows["step: entry.arguments (one device array)"] = per_call(
+        lambda: entry.arguments(b, (x,), ()))
     rows["step: backend.empty (pool + GPUArray)"] = per_call(lambda: b.empty((N,), "float32"))
     out = b.empty((N,), "float32")
-    args = [out, np.int64(N), x, np.int64(N)]
-    kernel = re.search(r"b\.launch\('(\w+)'", Path(module.__file__).read_text()).group(1)
-    rows["step: backend.launch"] = per_call(lambda: b.launch(kernel, N, 256, args, 0))
+    kernel = re.search(r"b\.launch_sig\('(\w+)'", Path(module.__file__).read_text()).group(1)
+    rows["step: backend.launch_sig"] = per_call(
+        lambda: b.launch_sig(kernel, "PqPq", N, 256, 0, out.gpudata, N, x.gpudata, N))
     cuda.Context.synchronize()
+    rows["step: entry.results (device result)"] = per_call(
+        lambda: entry.results(b, (out,), True))
     rows["step: backend.sync (failure flag read)"] = per_call(b.sync)
+    rows["step: np.errstate(all='ignore') block"] = per_call(_errstate)
     rows["step: to_host of 1024 f32"] = per_call(lambda: b.to_host(out))
     host = np.zeros(N, np.float32)
     rows["step: from_host of 1024 f32"] = per_call(lambda: b.from_host(host))
-    sig = "PP" + "PqPq"
-    f = b._function(kernel, "PqPq")
+    f = b._kernel(kernel, "PqPq").function
     vals = [*b._fail_ptrs, int(out.gpudata), N, int(x.gpudata), N]
+    f.prepare("PPPqPq")
     rows["floor: prepared_call"] = per_call(
         lambda: f.prepared_call((4, 1, 1), (256, 1, 1), *vals))
-    try:
-        import struct
-
-        packed = struct.pack(sig, *vals)
-        rows["floor: _launch_kernel of a packed buffer"] = per_call(
-            lambda: f._launch_kernel((4, 1, 1), (256, 1, 1), packed, 0, None))
-    except Exception as e:  # noqa: BLE001 -- a PyCUDA-internal entry point
-        print(f"(no _launch_kernel: {e})")
+    packed = struct.pack("PPPqPq", *vals)
+    rows["floor: _launch_kernel of a packed buffer"] = per_call(
+        lambda: f._launch_kernel((4, 1, 1), (256, 1, 1), packed, 0, None))
     cuda.Context.synchronize()
     pool = b._pool
     rows["floor: DeviceMemoryPool.allocate"] = per_call(lambda: pool.allocate(4 * N))
@@ -136,7 +137,6 @@ def steps(inst, x, rows: dict) -> None:
     alloc = pool.allocate(4 * N)
     rows["floor: GPUArray of an allocation"] = per_call(
         lambda: gpuarray.GPUArray((N,), np.float32, gpudata=alloc))
-    rows["floor: np.errstate(all='ignore') block"] = per_call(_errstate)
     rows["floor: cuda.Context.get_current"] = per_call(cuda.Context.get_current)
     rows["floor: memcpy_dtoh of 8 bytes"] = per_call(
         lambda: cuda.memcpy_dtoh(np.empty(1, np.int64), out.gpudata))
@@ -188,9 +188,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--profile", action="store_true", help="also print a cProfile of calls")
+    ap.add_argument("--compare", nargs="*", default=[], metavar="PKG",
+                    help="packages of plus_one built by other versions of futgen, timed too "
+                         "(labelled by their folder's name)")
     args = ap.parse_args()
     mod = build()
     rows: dict[str, float] = {}
+    for other in map(Path, args.compare):
+        from futgen.testing.compiled import import_package
+
+        whole_calls(import_package(other), rows, label=other.name)
     whole_calls(mod, rows, args.profile)
     peers(rows)
     if args.json:

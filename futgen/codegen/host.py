@@ -57,6 +57,9 @@ class HostCode:
     plans: list[KernelPlan] = field(default_factory=list)
     # Tuning parameters of the plans: name -> (class, default, ancestor path, doc).
     tuning_params: dict[str, tuple[str, int, tuple[str, ...], str]] = field(default_factory=dict)
+    # Entry points whose host code on CUDA does no NumPy arithmetic (only
+    # allocations, launches and size reads): their calls skip np.errstate there.
+    numpy_free_on_cuda: set[str] = field(default_factory=set)
 
 
 def _method_name(name: str, k: int) -> str:
@@ -77,17 +80,29 @@ class HostCompiler:
         self.counter = 0
         self.tuning_params: dict[str, tuple[str, int, tuple[str, ...], str]] = {}
         self.function_name = ""
+        # Per function: whether its CUDA path computes on NumPy values (which
+        # must run under np.errstate), and the functions it calls.
+        self.numpy_math: dict[str, bool] = {}
+        self.calls: dict[str, set[str]] = {}
 
     def compile(self) -> HostCode:
         methods = [self.function(f) for f in self.prog.functions]
         entries = {f.name: self.names[f.name] for f in self.prog.functions if f.entry}
-        return HostCode(methods, self.functions, entries, self.plans, self.tuning_params)
+        return HostCode(methods, self.functions, entries, self.plans, self.tuning_params,
+                        {e for e in entries if not self._uses_numpy_math(e, set())})
+
+    def _uses_numpy_math(self, fn: str, seen: set[str]) -> bool:
+        seen.add(fn)
+        return self.numpy_math[fn] or any(self._uses_numpy_math(g, seen)
+                                          for g in self.calls[fn] - seen)
 
     def function(self, f: ir.Function) -> str:
         em = Emitter()
         em.depth = 1
         params = ", ".join(["self", "b", *(pyname(p.name) for p in f.params)])
         self.function_name = f.name
+        self.numpy_math[f.name] = False
+        self.calls[f.name] = set()
         with em.block(f"def {self.names[f.name]}({params}):"):
             em.line(f'"""The core function {f.name}."""')
             results = self.inline_body(em, f.body)
@@ -109,6 +124,7 @@ class HostCompiler:
         if text is None and isinstance(e, ir.SubExpOp):
             text = subexp(e.se)
         if text is not None:
+            self._numpy_math(not isinstance(e, ir.SubExpOp))
             em.line(f"{names[0]} = {text}")
             return
         match e:
@@ -117,6 +133,7 @@ class HostCompiler:
             case ir.Loop():
                 self.loop(em, stm, e)
             case ir.Apply(fn, args, _):
+                self.calls[self.function_name].add(fn)
                 call = f"self.{self.names[fn]}({', '.join(['b', *(subexp(a) for a in args)])})"
                 em.line(f"{', '.join(names)}, = {call}")
             case gpu.SegMap() | gpu.SegRed() | gpu.SegScan() | gpu.SegHist() | gpu.SegScatter():
@@ -125,6 +142,11 @@ class HostCompiler:
                 self.host_soac(em, stm)
             case _:
                 em.line(f"{names[0]} = {self.array_op(stm, e)}")
+
+    def _numpy_math(self, used: bool = True) -> None:
+        """Note that the function being compiled computes with NumPy on CUDA too."""
+        if used:
+            self.numpy_math[self.function_name] = True
 
     def array_op(self, stm: ir.Stm, e: ir.Exp) -> str:
         """A backend call for an array operation (and Index/Assert on scalars)."""
@@ -138,6 +160,7 @@ class HostCompiler:
             case ir.ArraySize(arr, dim):
                 return f"np.int64({pyname(arr)}.shape[{dim}])"
             case ir.Assert():
+                self._numpy_math()
                 return nk.check_call(e)
             case ir.Iota(n, start, stride):
                 return f"b.iota(int({subexp(n)}), int({subexp(start)}), int({subexp(stride)}), {dt})"
@@ -198,6 +221,7 @@ class HostCompiler:
     def host_soac(self, em: Emitter, stm: ir.Stm, sizes: tuple[ir.VName, ...] = ()) -> None:
         """A SOAC on NumPy arrays, whichever backend runs the program; `sizes`
         are host variables giving the rows' shapes of empty results."""
+        self._numpy_math()
         free = sorted({*self._free(stm), *sizes}, key=lambda v: v.tag)
         def shape_of(t: ir.Type, w: str) -> str:
             return _shape_of(t, w, set(free))
@@ -223,6 +247,7 @@ class HostCompiler:
         names = [pyname(p.name) for p in stm.pat]
         plan = self._plan(stm)
         if plan is None:
+            self._numpy_math()
             self._cpu_segop(em, stm)
             return
         with em.block('if b.kind == "cuda":'):
@@ -264,9 +289,13 @@ def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
         em.line(f"{t.name} = b.{make}({tuple_text([f'int({d})' for d in t.shape])}, "
                 f"{DTYPES[t.prim]!r})")
     for launch in plan.launches:
-        args = ", ".join(_karg(a.kind, a.ctype, a.value) for a in launch.args)
-        call = (f"b.launch({launch.kernel!r}, int({launch.threads}), {launch.block}, [{args}], "
-                f"{launch.shared_bytes})")
+        sig = "".join("P" if a.kind == "array" else _CTYPE_CHARS[a.ctype] for a in launch.args)
+        args = "".join(f", {a.value}.gpudata" if a.kind == "array" else f", {a.value}"
+                       for a in launch.args)
+        shared = launch.shared_bytes if isinstance(launch.shared_bytes, int) \
+            else f"int({launch.shared_bytes})"
+        call = (f"b.launch_sig({launch.kernel!r}, {sig!r}, int({launch.threads}), "
+                f"{launch.block}, {shared}{args})")
         if launch.when is None:
             em.line(call)
         else:
@@ -276,18 +305,13 @@ def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
         em.line(f"{name} = {temp}" if kind == "array" else f"{name} = b.read_scalar({temp})")
 
 
-_CTYPE_DTYPES = {
-    "int8_t": "int8", "int16_t": "int16", "int32_t": "int32", "int64_t": "int64",
-    "uint8_t": "uint8", "uint16_t": "uint16", "uint32_t": "uint32", "uint64_t": "uint64",
-    "__half": "float16", "float": "float32", "double": "float64", "bool": "bool_",
+# The struct character (native alignment: the layout of kernel parameters)
+# of each scalar C type; values of the program's types pack as they are.
+_CTYPE_CHARS = {
+    "int8_t": "b", "int16_t": "h", "int32_t": "i", "int64_t": "q",
+    "uint8_t": "B", "uint16_t": "H", "uint32_t": "I", "uint64_t": "Q",
+    "__half": "e", "float": "f", "double": "d", "bool": "?",
 }
-
-
-def _karg(kind: str, ctype: str, value: str) -> str:
-    """A kernel argument: arrays as they are, scalars as NumPy scalars of the C type."""
-    if kind == "array":
-        return value
-    return f"np.{_CTYPE_DTYPES[ctype]}({value})"
 
 
 # ------------------------------------------------------------ helpers

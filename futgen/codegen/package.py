@@ -107,15 +107,14 @@ def _error_table(plans: list[KernelPlan]) -> dict[int, tuple[str, str]]:
 # methods of its class, that entry functions and record classes must not take.
 _MODULE_NAMES = frozenset({
     "annotations", "os", "Path", "np", "S", "ArgumentError", "ArgumentTypeError", "FutharkError",
-    "Leaf", "Param", "RecordOf", "TupleOf", "convert_args", "convert_results", "make_backend",
+    "Leaf", "Param", "RecordOf", "TupleOf", "Unit", "EntryPoint", "MISSING", "make_backend",
     "record_class", "BACKEND_DEFAULT", "ENTRY_POINTS", "ENTRY_METHODS", "TUNING_PARAMS",
     "TUNING", "ERRORS", "sync", "backend", "backend_kind", "device", "device_results", "tuning",
 })
 
 
 # Names the body of a generated entry method uses, which parameters must not shadow.
-_METHOD_NAMES = _MODULE_NAMES | {"self", "b", "extra", "args", "params", "results",
-                                 "result_layouts"}
+_METHOD_NAMES = _MODULE_NAMES | {"self", "b", "extra", "entry", "args", "results"}
 
 
 def python_name(name: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
@@ -185,8 +184,10 @@ def _entries(signatures: list[EntrySignature], methods: dict[str, str], core: ir
         params = _params(sig, records)
         results = [{"type": T.nonunique(t), "layout": _layout(T.nonunique(t), records, sig.name)}
                    for t in sig.results]
-        out.append(_entry(sig.name, method, host.entry_functions[sig.name], params, results,
-                          records))
+        entry = _entry(sig.name, method, host.entry_functions[sig.name], params, results,
+                       records)
+        entry["numpy_free_on_cuda"] = sig.name in host.numpy_free_on_cuda
+        out.append(entry)
     return out
 
 
@@ -275,7 +276,7 @@ def _entry(name: str, method: str, fn: str, params: list[dict], results: list[di
         "param_names": repr(tuple(p["name"] for p in params)),
         "param_types": repr(tuple(str(p["type"]) for p in params)),
         "result_types": repr(tuple(str(r["type"]) for r in results)),
-        "count_params": repr(tuple((p["name"], _shown(p["type"], records)) for p in params)),
+        "shown_params": repr(tuple(_shown(p["type"], records) for p in params)),
         "param_layouts": "(" + "".join(f"Param({p['name']!r}, {p['layout']}), "
                                        for p in params) + ")",
         "result_layouts": "(" + "".join(f"{r['layout']}, " for r in results) + ")",

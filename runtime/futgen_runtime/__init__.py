@@ -8,6 +8,7 @@ futgen/codegen/RUNTIME_API.md.
 from .args import check_sizes, convert_arg, convert_result
 from .backend import Backend, make_backend
 from .cpu import CpuBackend
+from .entry import MISSING, EntryPoint
 from .errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -26,10 +27,10 @@ from .layout import (
     record_class,
 )
 
-__all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend", "CpuBackend",
-           "CudaBackend", "FutgenError", "FutharkError", "Leaf", "Param", "RecordOf", "TupleOf",
-           "Unit", "check_sizes", "convert_arg", "convert_args", "convert_result",
-           "convert_results", "make_backend", "record_class"]
+__all__ = ["MISSING", "ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend",
+           "CpuBackend", "CudaBackend", "EntryPoint", "FutgenError", "FutharkError", "Leaf",
+           "Param", "RecordOf", "TupleOf", "Unit", "check_sizes", "convert_arg", "convert_args",
+           "convert_result", "convert_results", "make_backend", "record_class"]
 
 
 def __getattr__(name: str) -> object:

@@ -43,9 +43,14 @@ class CpuBackend:
     """
 
     kind = "cpu"
+    array_type = np.ndarray
 
     def __init__(self, *, errors: ErrorTable | None = None) -> None:
         self.errors = dict(errors or {})
+
+    @staticmethod
+    def is_contiguous(x: np.ndarray) -> bool:
+        return bool(x.flags.c_contiguous)
 
     # ------------------------------------------------------------ transfers
 
@@ -143,6 +148,11 @@ class CpuBackend:
                shared_bytes: int = 0) -> None:
         """Not available: generated CPU code runs SegOps on NumPy, never kernels."""
         raise NotImplementedError(f"the CPU backend cannot launch CUDA kernel {kernel}")
+
+    def launch_sig(self, kernel: str, sig: str, threads: int, block: int, shared_bytes: int,
+                   *args: Any) -> None:
+        """Not available, as `launch`."""
+        self.launch(kernel, threads, block, args, shared_bytes)
 
     def sync(self) -> None:
         """Nothing to wait for: CPU failures raise where they happen."""

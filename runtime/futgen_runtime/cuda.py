@@ -13,14 +13,17 @@ import atexit
 import contextlib
 import functools
 import math
+import struct
+import threading
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pycuda
 import pycuda.driver as cuda
 from pycuda import gpuarray
-from pycuda._pvt_struct import pack as _pack  # the packing prepared_call uses
 from pycuda.tools import DeviceMemoryPool
 
 from .compile import compile_cubin
@@ -40,11 +43,12 @@ MAX_RANK = 8
 FAILURE_CODE = FAILURE_ARGS
 FAILURE_WORDS = FAILURE_CODE + 1
 _BUILTINS = Path(__file__).with_name("builtins.cu")
-# Kernel argument type characters by NumPy scalar type (pycuda's struct format,
-# native alignment).  f16 goes by its bits: pycuda's struct has no half type.
+STAGING_BYTES = 1 << 16  # results up to this size come back through pinned memory
+# Kernel argument type characters by NumPy scalar type (the struct module's
+# format, native alignment: the layout of a kernel's parameters).
 _SCALAR_CHARS: dict[type, str] = {
     np.int8: "b", np.uint8: "B", np.int16: "h", np.uint16: "H", np.int32: "i", np.uint32: "I",
-    np.int64: "q", np.uint64: "Q", np.float16: "H", np.float32: "f", np.float64: "d",
+    np.int64: "q", np.uint64: "Q", np.float16: "e", np.float32: "f", np.float64: "d",
     np.bool_: "?"}
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _pushed: list[Any] = []  # contexts this module left current on the main thread
@@ -83,10 +87,22 @@ def _ptr(x: Any) -> int:
     return 0 if data is None else int(data)
 
 
+@dataclass(frozen=True, slots=True)
+class _Kernel:
+    """A loaded kernel, the packing of its parameters and the grid below
+    which no launch of it needs capping."""
+
+    function: Any
+    sig: str
+    pack: Any  # struct packing of the failure pointers and `sig`
+    max_blocks: int
+
+
 class CudaBackend:
     """Backend arrays are C-contiguous GPUArrays on the chosen device."""
 
     kind = "cuda"
+    array_type = gpuarray.GPUArray
 
     def __init__(self, *, device: int | str | None = None, kernels_source: str = "",
                  kernel_images: Mapping[str, bytes] | None = None,
@@ -99,6 +115,7 @@ class CudaBackend:
         self.cache_dir = cache_dir
         self._ctx = self.device.retain_primary_context()
         self._ctx.push()
+        self._ctx_handle = self._ctx.handle
         _pushed.append(self._ctx)
         attrs = self.device.get_attributes()
         self._sm_count = int(attrs[cuda.device_attribute.MULTIPROCESSOR_COUNT])
@@ -116,10 +133,16 @@ class CudaBackend:
         self._fail_ptrs = (int(self._failure),
                            int(self._failure_host.base.get_device_pointer()))
         self._pending = False  # launches since the device was last waited for
-        self._launch_kernel = hasattr(cuda.Function, "_launch_kernel")
+        # Small results and scalars come back through pinned host memory.
+        self._staging = cuda.pagelocked_empty(STAGING_BYTES, np.uint8)
+        self._staging_lock = threading.Lock()
+        if not hasattr(cuda.Function, "_launch_kernel"):
+            raise RuntimeError(f"PyCUDA {pycuda.VERSION_TEXT} is too old: futgen launches "
+                               f"kernels through Function._launch_kernel")
         self._device_key = self.device.pci_bus_id()
         self._fast_arrays = _fast_arrays_match(self._device_key)
-        self._functions: dict[tuple[str, str], Any] = {}
+        self._kernels: dict[str, _Kernel] = {}
+        self._array_templates: dict[tuple, dict] = {}
         self.kernel_origin = "none"  # "cubin", "ptx", "cache" or "compiled": for diagnostics
         self._module = self._load_program(kernels_source, kernel_images or {})
         self._builtins: Any = None
@@ -129,10 +152,11 @@ class CudaBackend:
     def _current(self) -> contextlib.AbstractContextManager:
         """Our context made current for one call (other threads, or after
         CuPy/torch); nothing to do, the common case, costs one driver query."""
-        cur = cuda.Context.get_current()
-        if cur is not None and cur.handle == self._ctx.handle:
-            return _ALREADY_CURRENT
-        return _pushed_context(self._ctx)
+        return _ALREADY_CURRENT if self._is_current() else _pushed_context(self._ctx)
+
+    def _is_current(self) -> bool:
+        cur = _get_current()
+        return cur is not None and cur.handle == self._ctx_handle
 
     def _allocate(self, nbytes: int) -> Any:
         """Pool allocation; out of memory frees the pool's spare blocks, then raises MemoryError."""
@@ -149,13 +173,32 @@ class CudaBackend:
                               f"{self._pool.active_blocks} blocks in use)") from None
 
     def _new(self, shape: Sequence[int], dtype: Any) -> gpuarray.GPUArray:
-        shape, dtype = tuple(int(n) for n in shape), np.dtype(dtype)
-        if not self._fast_arrays:
-            return gpuarray.GPUArray(shape, dtype, allocator=self._allocate)
-        size = math.prod(shape)
-        return _fast_gpuarray(shape, dtype, size,
-                              self._allocate(size * dtype.itemsize) if size else None,
-                              self._allocate, self._device_key)
+        """A C-contiguous GPUArray from the pool.  Made, where this PyCUDA's
+        arrays look as expected, from a per-(shape, dtype) copy of the
+        attributes the constructor sets, without its checks and launch-shape
+        query: a third of a small call's allocation cost."""
+        key = (shape, dtype)
+        try:
+            attrs = self._array_templates[key]
+        except (KeyError, TypeError):  # a new shape, or an unhashable one (a list)
+            shape, dtype = tuple(int(n) for n in shape), np.dtype(dtype)
+            if not self._fast_arrays:
+                return gpuarray.GPUArray(shape, dtype, allocator=self._allocate)
+            attrs = self._array_template(key, shape, dtype)
+        x = object.__new__(gpuarray.GPUArray)
+        x.__dict__.update(attrs)
+        if attrs["nbytes"]:
+            x.gpudata = self._allocate(attrs["nbytes"])
+        return x
+
+    def _array_template(self, key: tuple, shape: tuple[int, ...], dtype: np.dtype) -> dict:
+        if len(self._array_templates) >= 4096:  # shapes of a long run: keep the recent ones
+            self._array_templates.clear()
+        attrs = vars(_fast_gpuarray(shape, dtype, math.prod(shape), None, self._allocate,
+                                    self._device_key))
+        with contextlib.suppress(TypeError):  # an unhashable shape: not cached
+            self._array_templates[key] = attrs
+        return attrs
 
     # ------------------------------------------------------------ kernels
 
@@ -179,44 +222,52 @@ class CudaBackend:
             self.kernel_origin = "cache" if hit else "compiled"
         return cuda.module_from_buffer(cubin)
 
-    def _function(self, kernel: str, sig: str) -> Any:
-        """The prepared function for `kernel` with argument signature `sig` (cached)."""
-        f = self._functions.get((kernel, sig))
-        if f is None:
-            module = self._module
-            if kernel.startswith("futgen_"):
-                if self._builtins is None:
-                    self._builtins = self._compile(_BUILTINS.read_text())
-                module = self._builtins
-            if module is None:
-                raise ValueError(f"no CUDA kernel {kernel}: the program has no kernels")
-            try:
-                f = module.get_function(kernel)
-            except cuda.LogicError:
-                raise ValueError(f"no CUDA kernel named {kernel}") from None
-            f.prepare("PP" + sig)
-            self._functions[(kernel, sig)] = f
-        return f
+    def _kernel(self, kernel: str, sig: str) -> _Kernel:
+        """The loaded `kernel` with its argument packing for `sig` (cached)."""
+        module = self._module
+        if kernel.startswith("futgen_"):
+            if self._builtins is None:
+                self._builtins = self._compile(_BUILTINS.read_text())
+            module = self._builtins
+        if module is None:
+            raise ValueError(f"no CUDA kernel {kernel}: the program has no kernels")
+        try:
+            f = module.get_function(kernel)
+        except cuda.LogicError:
+            raise ValueError(f"no CUDA kernel named {kernel}") from None
+        # The smallest grid cap of any block size: launches below it skip max_grid.
+        k = _Kernel(f, sig, struct.Struct("PP" + sig).pack, self.max_grid(1024))
+        self._kernels[kernel] = k
+        return k
 
     def launch(self, kernel: str, threads: int, block: int, args: Sequence[Any],
                shared_bytes: int = 0) -> None:
-        """Run `kernel` over `threads` threads in blocks of `block` (grid capped: grid-stride)."""
-        threads, block = int(threads), int(block)
+        """Run `kernel` over `threads` threads in blocks of `block` (grid capped:
+        grid-stride); `args` are device arrays and NumPy scalars."""
+        sig, values = _kernel_args(args)
+        self.launch_sig(kernel, sig, int(threads), int(block), int(shared_bytes), *values)
+
+    def launch_sig(self, kernel: str, sig: str, threads: int, block: int, shared_bytes: int,
+                   *args: Any) -> None:
+        """`launch` with the argument signature known (generated code knows
+        it): `sig` has a struct character per argument, `P` for a device
+        pointer (an allocation, an int, or None for an empty array)."""
         if threads <= 0:
             return
-        sig, values = _kernel_args(args)
-        blocks = min(-(-threads // block), self.max_grid(block))
-        f = self._function(kernel, sig)
-        with self._current():
-            if self._launch_kernel:
-                # What prepared_call does, less the deprecated per-call block
-                # shape and texture setup: a third of a small call's cost.
-                f._launch_kernel((blocks, 1, 1), (block, 1, 1),
-                                 _pack(f.arg_format, *self._fail_ptrs, *values),
-                                 int(shared_bytes), None)
-            else:
-                f.prepared_call((blocks, 1, 1), (block, 1, 1), *self._fail_ptrs, *values,
-                                shared_size=int(shared_bytes))
+        if not self._is_current():  # another thread, or a context CuPy left current
+            with _pushed_context(self._ctx):
+                return self.launch_sig(kernel, sig, threads, block, shared_bytes, *args)
+        k = self._kernels.get(kernel)
+        if k is None or k.sig != sig:
+            k = self._kernel(kernel, sig)
+        blocks = -(-threads // block)
+        if blocks > k.max_blocks:
+            blocks = min(blocks, self.max_grid(block))
+        try:
+            params = k.pack(*self._fail_ptrs, *args)
+        except struct.error:
+            params = k.pack(*self._fail_ptrs, *_coerced(sig, args))
+        k.function._launch_kernel((blocks, 1, 1), (block, 1, 1), params, shared_bytes, None)
         self._pending = True
 
     def max_grid(self, block: int) -> int:
@@ -251,23 +302,46 @@ class CudaBackend:
             message = f"{fmt} (arguments {args})"
         raise FutharkError(message, loc or None)
 
+    @staticmethod
+    def is_contiguous(x: gpuarray.GPUArray) -> bool:
+        """Whether a GPUArray is C-contiguous (cheaper than its `flags`)."""
+        return x.strides == _c_strides_bytes(x.shape, x.dtype.itemsize)
+
     # ------------------------------------------------------------ transfers
 
     def from_host(self, a: np.ndarray) -> gpuarray.GPUArray:
         with self._current():
             a = np.ascontiguousarray(a)
             x = self._new(a.shape, a.dtype)
-            if a.size:
+            if not a.size:
+                return x
+            if _numpy_owned(a):
+                # Pageable memory: the driver copies it to its staging buffer
+                # before returning, so `a` may change at once; the DMA and
+                # the launches after it are ordered on the default stream.
+                cuda.memcpy_htod_async(x.gpudata, a)
+            else:  # maybe page-locked: a DMA straight from it, waited for
                 cuda.memcpy_htod(x.gpudata, a)
             return x
 
     def to_host(self, x: gpuarray.GPUArray) -> np.ndarray:
+        if 0 < x.nbytes <= STAGING_BYTES:
+            return self._read_back(int(x.gpudata), x.nbytes).view(x.dtype).reshape(x.shape)
         out = np.empty(x.shape, x.dtype)
         if x.size:
             with self._current():
                 cuda.memcpy_dtoh(out, x.gpudata)  # after every launch before it
             self._pending = False
         return out
+
+    def _read_back(self, ptr: int, nbytes: int) -> np.ndarray:
+        """`nbytes` at device address `ptr`, after every launch before, by a
+        DMA into pinned memory (no copy through the driver's staging buffer)."""
+        with self._staging_lock, self._current():
+            stage = self._staging[:nbytes]
+            cuda.memcpy_dtoh(stage, ptr)
+            self._pending = False
+            return stage.copy()
 
     def from_device(self, value: Any) -> gpuarray.GPUArray:
         """A GPUArray or `__cuda_array_interface__` object as a GPUArray, zero copy if contiguous."""
@@ -293,7 +367,9 @@ class CudaBackend:
     # ------------------------------------------------------------ creation
 
     def empty(self, shape: Sequence[int], dtype: Any) -> gpuarray.GPUArray:
-        with self._current():
+        if self._is_current():  # the common case, without a context manager
+            return self._new(shape, dtype)
+        with _pushed_context(self._ctx):
             return self._new(shape, dtype)
 
     def zeros(self, shape: Sequence[int], dtype: Any) -> gpuarray.GPUArray:
@@ -427,15 +503,14 @@ class CudaBackend:
         i = int(i)
         if not 0 <= i < x.size:
             raise IndexError(f"read_scalar: element {i} of an array of {x.size}")
-        out = np.empty(1, x.dtype)
-        with self._current():
-            cuda.memcpy_dtoh(out, _ptr(x) + i * x.dtype.itemsize)
-        self._pending = False
+        item = x.dtype.itemsize
+        out = self._read_back(_ptr(x) + i * item, item).view(x.dtype)
         self.check()  # a failed kernel may have left `x` unwritten
         return out[0]
 
 
 _ALREADY_CURRENT = contextlib.nullcontext()
+_get_current = cuda.Context.get_current
 
 
 @functools.lru_cache(maxsize=1024)
@@ -460,6 +535,7 @@ def _fast_gpuarray(shape: tuple[int, ...], dtype: np.dtype, size: int, data: Any
     return x
 
 
+@functools.lru_cache(maxsize=1024)
 def _c_strides_bytes(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(s * itemsize for s in c_strides(shape))
 
@@ -515,7 +591,7 @@ def _kernel_args(args: Sequence[Any]) -> tuple[str, list[Any]]:
         ch = _SCALAR_CHARS.get(t)
         if ch is not None:
             sig.append(ch)
-            values.append(a.view(np.uint16) if t is np.float16 else a)
+            values.append(a)
         elif isinstance(a, gpuarray.GPUArray):
             sig.append("P")
             values.append(0 if a.gpudata is None else int(a.gpudata))
@@ -532,6 +608,26 @@ def _kernel_args(args: Sequence[Any]) -> tuple[str, list[Any]]:
             raise TypeError(f"kernel argument {a!r}: expected a device array or a NumPy scalar "
                             f"of a Futhark primitive type")
     return "".join(sig), values
+
+
+def _numpy_owned(a: np.ndarray) -> bool:
+    """Whether `a`'s memory was allocated by NumPy (so it is pageable), not
+    by a library that may have page-locked it (PyCUDA, CuPy, torch)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a.base is None
+
+
+def _coerced(sig: str, args: Sequence[Any]) -> list[Any]:
+    """Kernel arguments the struct module would not pack as they are: a None
+    pointer (an empty array) as 0, a scalar of another type as `sig` says."""
+    out: list[Any] = []
+    for ch, a in zip(sig, args):
+        if ch == "P":
+            out.append(0 if a is None else int(a))
+        else:
+            out.append(np.dtype(ch).type(a))
+    return out
 
 
 def _wrap64(v: Any) -> int:

@@ -86,6 +86,56 @@ def test_scalar_args_and_big_grid(b) -> None:
     np.testing.assert_allclose(b.to_host(y), 1 + 3 * x)
 
 
+def test_launch_with_a_known_signature(b) -> None:
+    """Generated code's launches: raw pointers and scalars packed as the
+    signature says, odd values coerced, and a thread with no current context."""
+    import threading
+
+    n = 1000
+    x = np.arange(n, dtype=np.float64)
+    y, dx = b.from_host(np.ones(n)), b.from_host(x)
+    b.launch_sig("axpy", "PdPq", n, 256, 0, y.gpudata, 2.0, dx.gpudata, n)
+    b.launch_sig("axpy", "PdPq", n, 256, 0, y.gpudata, np.float32(1), dx.gpudata, np.int64(n))
+    b.launch_sig("axpy", "PdPq", n, 256, 0, y.gpudata, np.float64(1), dx.gpudata, 1.0 * n)
+    done: list = []
+
+    def work() -> None:
+        fresh = b.empty((12345,), "float64")  # a size the pool has not seen: a driver call
+        b.launch_sig("axpy", "PdPq", n, 256, 0, y.gpudata, 1.0, dx.gpudata, n)
+        done.append(fresh.shape)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    assert done == [(12345,)]
+    np.testing.assert_array_equal(b.to_host(y), 1 + 5 * x)
+    b.launch_sig("axpy", "PdPq", 0, 256, 0, None, 1.0, None, 0)  # no threads: nothing runs
+    b.sync()
+
+
+@pytest.mark.parametrize("n", [1, 1000, 16384, 16385, 100_000])
+def test_transfers_both_ways(b, n: int) -> None:
+    """Small results come back through pinned memory, large ones directly;
+    page-locked arguments are copied synchronously, NumPy's asynchronously."""
+    import pycuda.driver as cuda
+    from futgen_runtime.cuda import _numpy_owned
+
+    x = np.arange(n, dtype=np.float32)
+    locked = cuda.pagelocked_empty(n, np.float32)
+    locked[:] = x
+    assert _numpy_owned(x[::2]) and not _numpy_owned(locked[1:])
+    for source in (x, locked, x[::-1]):
+        d = b.from_host(source)
+        source_copy = np.array(source)
+        if source is x:
+            x[:] = -1  # the caller may change it once from_host has returned
+        got = b.to_host(d)
+        assert got.flags.writeable and got.dtype == np.float32
+        np.testing.assert_array_equal(got, source_copy)
+        assert b.read_scalar(d, n - 1) == source_copy[-1]
+        x[:] = np.arange(n, dtype=np.float32)
+
+
 def test_second_load_hits_cache(b, cache: Path) -> None:
     b2 = make_backend("cuda", kernels_source=KERNELS, errors=ERRORS, cache_dir=cache)
     assert b.kernel_origin in ("compiled", "cache")
