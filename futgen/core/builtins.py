@@ -459,13 +459,15 @@ def _identity(n: int) -> Callable[[Internaliser, T.Type, Loc], Fn]:
 
 
 def _assert(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
-    def impl(args: list[Arg], _r: T.Type) -> V:
-        (c, _), (x, _) = args
+    """`assert c` checks `c` and is the identity: applied to `c` alone, so the
+    check comes before the guarded value is computed (Futhark's order)."""
+    def impl(args: list[Arg], ret: T.Type) -> V:
+        ((c, _),) = args
         msg = ir.assert_template(f"Assertion is false: {assertion_text(loc)}")
         it.bind1(ir.Assert(c, msg, loc), ir.Prim("bool"), "assert")
-        return x
+        return Fn(ret, 1, lambda xs, _r: xs[0][0])
 
-    return Fn(ty, 2, impl)
+    return Fn(ty, 1, impl)
 
 
 def _fn(arity: int, body: Callable[[Internaliser, list[Arg], T.Type, Loc], V]

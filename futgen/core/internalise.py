@@ -580,9 +580,16 @@ class Internaliser:
         if e.unchecked:  # an assertion inside #[unsafe]: its value only
             return self.expr(e.args[1], env)
         f = self.expr(e.fn, env)
-        args = [(self.expr(a, env), self.subst(a.ty)) for a in e.args]
-        self.call_env = env
-        return self.apply(f, args, e.loc)
+        pending = list(e.args)
+        while pending:
+            # The arguments the function takes, then the rest on its result:
+            # `assert c x` checks `c` before `x` is computed.
+            n = max(1, f.arity) if isinstance(f, Fn) else len(pending)
+            args = [(self.expr(a, env), self.subst(a.ty)) for a in pending[:n]]
+            pending = pending[n:]
+            self.call_env = env
+            f = self.apply(f, args, e.loc)
+        return f
 
     def _e_TupleExp(self, e: S.TupleExp, env: dict[str, V]) -> V:
         if not e.elems:

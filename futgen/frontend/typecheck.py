@@ -649,11 +649,7 @@ class Checker:
                 self.u.unify(cur, Arrow(None, p, r))
                 cur = self.u.shallow(cur)
             if not isinstance(cur, Arrow):
-                raise self.err(
-                    f'Cannot apply "{fname}" to argument #{i + 1}: '
-                    f"it is not a function (type {self.zonk(ft)}).",
-                    arg.loc,
-                )
+                raise self.err(_not_applicable(fn, fname, i, len(args), self.zonk(ft)), arg.loc)
             params.append(cur.param)
             cur = self._dependent_result(cur, arg, pending)
         self.u.sizes.update(pending)
@@ -1722,6 +1718,16 @@ def _param_name(p: S.Pat) -> str | None:
         case S.PAscribe(inner, _, _):
             return _param_name(inner)
     return None
+
+
+def _not_applicable(fn: S.Expr, fname: str, i: int, given: int, t: Type) -> str:
+    """Why `fn` cannot take its argument #i+1, in Futhark's words."""
+    if i == 0:
+        what = f'"{fname}"' if isinstance(fn, S.Var) else "expression"
+        return f"Cannot apply {what} as function, as it has type {t}."
+    s = "" if i == 1 else "s"
+    return (f'Cannot apply "{fname}" to argument #{i + 1}: it takes {i} argument{s} '
+            f"(type {t}) but is applied to {given}.")
 
 
 def _is_function_literal(e: S.Expr) -> bool:

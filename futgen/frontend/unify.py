@@ -19,6 +19,7 @@ rigid names instead: they equal no other size.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 
 from futgen.errors import Loc
@@ -150,12 +151,12 @@ class Unifier:
                 self._unify_arrays(t1, t2, lenient_sizes)
                 return
             case Tuple(es1), Tuple(es2) if len(es1) == len(es2):
-                for a, b in zip(es1, es2):
-                    self.unify(a, b, lenient_sizes)
+                self._unify_fields([(str(k), a, b) for k, (a, b) in enumerate(zip(es1, es2))],
+                                   lenient_sizes)
                 return
             case Record(fs1), Record(fs2) if [f for f, _ in fs1] == [f for f, _ in fs2]:
-                for (_, a), (_, b) in zip(fs1, fs2):
-                    self.unify(a, b, lenient_sizes)
+                self._unify_fields([(f, a, b) for (f, a), (_, b) in zip(fs1, fs2)],
+                                   lenient_sizes)
                 return
             case Arrow(n1, p1, r1), Arrow(n2, p2, r2):
                 self.unify(p1, p2, lenient_sizes)
@@ -172,6 +173,19 @@ class Unifier:
                 f"unshared fields: {unshared}."
             )
         raise UnifyError(f"types {self.zonk(t1)} and {self.zonk(t2)} do not match")
+
+    def _unify_fields(self, fields: list[tuple[str, Type, Type]], lenient: bool) -> None:
+        """Unify the fields of two tuples or records; a mismatch names the
+        field, `(in field 1.x)` for nested ones."""
+        for name, a, b in fields:
+            try:
+                self.unify(a, b, lenient)
+            except UnifyError as e:
+                text = str(e)
+                inner = re.fullmatch(r"(.*) \(in field (\S+)\)", text, re.DOTALL)
+                text = (f"{inner[1]} (in field {name}.{inner[2]})" if inner
+                        else f"{text} (in field {name})")
+                raise UnifyError(text) from None
 
     def _unify_arrays(self, a1: Array, a2: Array, lenient: bool) -> None:
         n1, n2 = len(a1.shape), len(a2.shape)

@@ -427,7 +427,10 @@ class Interpreter:
         if isinstance(fn, S.Var) and fn.name == "assert" and not fn.qual and \
                 len(e.args) == 2 and self.lookup("assert", env) is _MISSING:
             # Futhark checks the condition before evaluating the guarded value.
-            f = self.eval(fn, env).apply(self, self.eval(e.args[0], env))
+            cond = self.eval(e.args[0], env)
+            f = self.eval(fn, env).apply(self, cond)
+            if not np.all(cond):
+                return f.apply(self, None)  # raises the assertion's failure
             return f.apply(self, self.eval(e.args[1], env))
         f = self.eval(e.fn, env)
         for a in e.args:

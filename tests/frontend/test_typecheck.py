@@ -75,7 +75,7 @@ def test_local_function_and_polymorphism():
         ("def main (x: i32) : bool = x", "do not match", "t.fut:1:"),
         ("def main (x: i32) = if x then 1 else 2", "bool", "t.fut:1:"),
         ("def main (xs: []i32) = xs.foo", 'field "foo"', "t.fut:1:"),
-        ("def main (x: i32) = x 1", "not a function", "t.fut:1:"),
+        ("def main (x: i32) = x 1", "as function, as it has type i32", "t.fut:1:"),
         ("def main (x: qq) = x", 'Unknown type "qq"', "t.fut:1:"),
         (
             "def main [n][m] (xs: [n]i32) (ys: [m]i32) = map2 (+) xs ys",

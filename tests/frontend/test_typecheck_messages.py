@@ -1,0 +1,31 @@
+"""Errors of the type checker worded as Futhark words them, at the right place."""
+
+import pytest
+
+from futgen.errors import CompileError
+from futgen.frontend import check_source
+
+
+@pytest.mark.parametrize("src, message", [
+    ("def main = true 3", "Cannot apply expression as function, as it has type bool."),
+    ("def main (x: i32) = x 1", 'Cannot apply "x" as function, as it has type i32.'),
+    ("def f (x: i32) (y: f64) : f64 = f64.i32 x + y\ndef main : f64 = f 2 2.0 3",
+     'Cannot apply "f" to argument #3: it takes 2 arguments'),
+    ("def g (x: i32) = x\ndef main = g 1 2", 'it takes 1 argument (type (x: i32) -> i32)'),
+])
+def test_applying_a_non_function(src: str, message: str) -> None:
+    with pytest.raises(CompileError) as e:
+        check_source(src, "t.fut")
+    assert message in str(e.value)
+    assert "t.fut:" in str(e.value)
+
+
+@pytest.mark.parametrize("src, message", [
+    ("def main (x: (i32, i8)) : (i8, i8) = x", "types i8 and i32 do not match (in field 0)"),
+    ("def main (x: {a: (i32, bool)}) : {a: (i32, i32)} = x",
+     "types i32 and bool do not match (in field a.1)"),
+])
+def test_mismatched_fields_are_named(src: str, message: str) -> None:
+    with pytest.raises(CompileError) as e:
+        check_source(src, "t.fut")
+    assert message in str(e.value)
