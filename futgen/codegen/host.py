@@ -42,9 +42,10 @@ from futgen.errors import UnsupportedFeature
 from futgen.flatten.names import NameSource
 from futgen.gpu import ir as gpu
 
-# compile_segop(stm, types, fresh) -> KernelPlan (futgen.codegen.cuda), `fresh`
-# being the program's name source.
-PlanSegOp = Callable[[ir.Stm, dict, Callable[[str], ir.VName]], KernelPlan]
+# compile_segop(stm, types, fresh, sizes=...) -> KernelPlan (futgen.codegen.cuda),
+# `fresh` being the program's name source and `sizes` the host variables that
+# hold arrays' sizes at the statement ((array, dim) -> variable).
+PlanSegOp = Callable[..., KernelPlan]
 
 
 @dataclass
@@ -84,6 +85,8 @@ class HostCompiler:
         # must run under np.errstate), and the functions it calls.
         self.numpy_math: dict[str, bool] = {}
         self.calls: dict[str, set[str]] = {}
+        # (array, dim) -> the host variable bound to that size so far in scope.
+        self.known_sizes: dict[tuple[ir.VName, int], ir.VName] = {}
 
     def compile(self) -> HostCode:
         methods = [self.function(f) for f in self.prog.functions]
@@ -112,10 +115,14 @@ class HostCompiler:
     # ------------------------------------------------------------ statements
 
     def inline_body(self, em: Emitter, body: ir.Body) -> list[str]:
-        """Emit `body`'s statements into `em`; the Python result expressions."""
+        """Emit `body`'s statements into `em`; the Python result expressions.
+        Sizes it binds are known inside it only (a branch may not run)."""
+        outer = dict(self.known_sizes)
         for stm in body.stms:
             self.stm(em, stm)
-        return [subexp(r) for r in body.result]
+        results = [subexp(r) for r in body.result]
+        self.known_sizes = outer
+        return results
 
     def stm(self, em: Emitter, stm: ir.Stm) -> None:
         e = stm.exp
@@ -158,6 +165,7 @@ class HostCompiler:
             case ir.Update(arr, sl, value, loc):
                 return f"b.update({pyname(arr)}, {_slice(sl)}, {subexp(value)}, {loc_text(loc)})"
             case ir.ArraySize(arr, dim):
+                self.known_sizes.setdefault((arr, dim), stm.pat[0].name)
                 return f"np.int64({pyname(arr)}.shape[{dim}])"
             case ir.Assert():
                 self._numpy_math()
@@ -277,7 +285,8 @@ class HostCompiler:
     def _plan(self, stm: ir.Stm) -> KernelPlan | None:
         if self.plan_segop is None:
             return None
-        plan = self.plan_segop(stm, self.types, self.name_source.fresh)
+        plan = self.plan_segop(stm, self.types, self.name_source.fresh,
+                               sizes=dict(self.known_sizes))
         self.plans.append(plan)
         return plan
 

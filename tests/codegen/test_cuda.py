@@ -196,9 +196,35 @@ def test_saxpy_plan() -> None:
     assert plan.results == (("array", out.name),)
     assert next(a for a in launch.args if a.value == "a_5").kind == "scalar"
     assert next(a for a in launch.args if a.value == "xs_3").ctype == "float"
-    assert plan.errors[0].message == "Index [{0}] out of bounds for array of shape [{1}]."
-    assert plan.errors[0].loc == "prog.fut:3:7"
-    assert "for (int64_t" in plan.source and "atomicCAS(failure" in plan.source
+    # xs[gtid] with gtid < n and xs: [n]f32 cannot be out of bounds: no check.
+    assert plan.errors == () and "atomicCAS(failure" not in plan.source
+    assert "for (int64_t" in plan.source
+
+
+def _gather(index: ir.SubExp, arr: ir.VName = XS) -> ir.Stm:
+    """`map (\\g -> arr[index]) (iota n)` as a SegMap over gtid 40."""
+    x = v("x", 41)
+    body = ir.Body((let(x, "f32", ir.Index(arr, (ir.DimFix(index),), LOC)),), (var(x),))
+    op = SegMap("grid", SegSpace((v("gtid", 40),), (var(N),)), (ir.Prim("f32"),), body)
+    return ir.Stm((ir.Param(v("res", 42), ir.ArrayT("f32", (var(N),))),), op)
+
+
+def test_bounds_checks_only_where_an_index_may_be_out_of_bounds() -> None:
+    """An index is unchecked only where it is a thread index (or loop
+    counter) bounded by the very size of the dimension it indexes."""
+    anonymous, other = v("zs", 43), v("ws", 45)
+    types = {**TYPES, anonymous: ir.ArrayT("f32", (None,)), v("k", 44): ir.Prim("i64"),
+             other: ir.ArrayT("f32", (var(M),))}
+    checked = [compile_segop(_gather(var(v("k", 44))), types, Names()),  # a host scalar
+               compile_segop(_gather(var(v("gtid", 40)), other), types, Names()),  # [m]
+               compile_segop(_gather(var(v("gtid", 40)), anonymous), types, Names())]
+    for plan in checked:
+        (error,) = plan.errors
+        assert error.message.startswith("Index [{0}] out of bounds") and error.loc == "prog.fut:3:7"
+    # The host knows `n = size zs 0`: the kernel takes n for zs's size, unchecked.
+    plan = compile_segop(_gather(var(v("gtid", 40)), anonymous), types, Names(),
+                         sizes={(anonymous, 0): N})
+    assert plan.errors == () and "zs_43_dim0" not in plan.source
 
 
 def test_sum_plan_is_one_pass_with_scalar_result() -> None:
@@ -225,8 +251,7 @@ def test_segmented_red_results() -> None:
     assert whens[3] == f"not ({whens[0]}) and not ({whens[1]}) and not ({whens[2]})"
     shapes = {t.name: t.shape for t in plan.outputs}
     assert [shapes[r[1]] for r in plan.results] == [("n_1",), ("n_1", "m_2")]
-    assert plan.errors[0].message == (
-        "Index [{0}, {1}] out of bounds for array of shape [{2}][{3}].")
+    assert plan.errors == ()  # mat[gtid_i, gtid_j] of mat: [n][m], i < n, j < m
 
 
 def test_scan_plan_resets_tile_state_then_scans() -> None:

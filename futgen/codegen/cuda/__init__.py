@@ -14,7 +14,7 @@ unique program-wide and never 0; a caller may pass its own counter.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import jinja2
 
@@ -40,7 +40,8 @@ def _codes_from(fresh: Callable[[str], ir.VName]) -> Iterator[int]:
 
 def compile_segop(stm: ir.Stm, types: dict[ir.VName, ir.Type],
                   fresh: Callable[[str], ir.VName],
-                  codes: Iterator[int] | None = None) -> KernelPlan:
+                  codes: Iterator[int] | None = None, *,
+                  sizes: Mapping[tuple[ir.VName, int], ir.VName] | None = None) -> KernelPlan:
     """Compiles one host statement whose expression is a SegOp.
 
     Args:
@@ -50,12 +51,16 @@ def compile_segop(stm: ir.Stm, types: dict[ir.VName, ir.Type],
         fresh: the program's name source (`Internaliser.fresh`-like); kernel,
             temp and local names come from it, so they are unique.
         codes: error-code counter shared by the whole program (optional).
+        sizes: host variables holding arrays' sizes at this statement,
+            `(array, dim) -> variable`: kernels take those rather than the
+            arrays' own dimensions, so a thread index bounded by one needs
+            no bounds check where it indexes the array.
 
     Returns:
         The KernelPlan (see `futgen/codegen/plan.py`).
     """
     errors = ErrorTable(codes if codes is not None else _codes_from(fresh))
-    sc = SegCompile(stm, types, lambda base: c_name(fresh(base)), errors)
+    sc = SegCompile(stm, types, lambda base: c_name(fresh(base)), errors, dict(sizes or {}))
     match stm.exp:
         case SegMap():
             return compile_segmap(sc, stm.exp)

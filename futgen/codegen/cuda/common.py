@@ -46,6 +46,7 @@ class SegCompile:
     types: dict[ir.VName, ir.Type]
     fresh: Callable[[str], str]
     errors: ErrorTable
+    sizes: dict[tuple[ir.VName, int], ir.VName] = field(default_factory=dict)
     temps: list[Temp] = field(default_factory=list)
     outputs: list[Temp] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
@@ -53,7 +54,13 @@ class SegCompile:
     thresholds: list[Threshold] = field(default_factory=list)
 
     def lowering(self) -> KernelLowering:
-        return KernelLowering(self.types, self.errors, self.fresh)
+        """A lowering for one of this SegOp's kernels.  Every strategy runs
+        the body only at points of the space, so each thread index is known
+        to lie below its dimension (`KernelLowering.ranges`)."""
+        low = KernelLowering(self.types, self.errors, self.fresh, self.sizes)
+        space = self.stm.exp.space  # type: ignore[attr-defined]
+        low.ranges.update(zip(space.gtids, space.dims))
+        return low
 
     def host_dim(self, d: ir.SubExp) -> str:
         """A size as a host expression (the host variable, or the constant)."""

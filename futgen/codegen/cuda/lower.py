@@ -13,7 +13,7 @@ become `Fail` statements whose codes and Futhark messages are recorded in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from futgen.codegen.cuda import imp, scalar
 from futgen.codegen.cuda.imp import Bin, Cast, Expr, Fail, Lit, Stm
@@ -61,10 +61,17 @@ class KernelLowering:
     """
 
     def __init__(self, types: dict[ir.VName, ir.Type], errors: ErrorTable,
-                 fresh: Callable[[str], str]):
+                 fresh: Callable[[str], str],
+                 sizes: Mapping[tuple[ir.VName, int], ir.VName] | None = None):
         self.types = types
         self.errors = errors
         self.fresh = fresh
+        # (array, dim) -> a host variable holding that size (see compile_segop).
+        self.sizes = dict(sizes or {})
+        # Variables known to lie in [0, bound): thread indices, loop counters.
+        # An index so bounded by the very size of the dimension it indexes
+        # needs no bounds check.
+        self.ranges: dict[ir.VName, ir.SubExp] = {}
         self.local: set[ir.VName] = set()
         self.local_types: dict[ir.VName, ir.Type] = {}
         self.params: dict[str, tuple[imp.KParam, KArg]] = {}
@@ -116,13 +123,22 @@ class KernelLowering:
                               f"{c_name(arr)}.shape[{k}]")
         return imp.Var(name)
 
+    def dims_of(self, arr: ir.VName) -> list[ir.SubExp | None]:
+        """The dimensions of host array `arr` as sizes, where known: its
+        type's, else a host variable bound to them (None otherwise)."""
+        t = self.types[arr]
+        assert isinstance(t, ir.ArrayT), arr
+        return [d if d is not None else
+                (ir.Var(self.sizes[(arr, k)]) if (arr, k) in self.sizes else None)
+                for k, d in enumerate(t.shape)]
+
     def array(self, v: ir.VName) -> tuple[str, str, list[Expr]]:
         """A host array used in the kernel: its C name, element type and dimensions."""
         t = self.types[v]
         if not isinstance(t, ir.ArrayT):
             raise NotImplementedError(f"{v} is indexed but is not an array")
         cname = self.add_param(c_name(v), CTYPES[t.elem], True, c_name(v))
-        return cname, t.elem, [self.size(d, v, k) for k, d in enumerate(t.shape)]
+        return cname, t.elem, [self.size(d, v, k) for k, d in enumerate(self.dims_of(v))]
 
     # ------------------------------------------------------------- regions
 
@@ -249,7 +265,7 @@ class KernelLowering:
         """Bounds checks of fixed indices `sl` into a private array, and the
         flat (row-major) index of the element or row they give."""
         dims = [self.subexp(d) for d in buf.shape]
-        return self._checked_flat(buf.ptr, sl, dims[:len(sl)], dims, loc)
+        return self._checked_flat(buf.ptr, sl, dims[:len(sl)], dims, loc, list(buf.shape))
 
     def _loop(self, pat: tuple[ir.Param, ...], merge: tuple[tuple[ir.Param, ir.SubExp], ...],
               form: ir.LoopForm, body: ir.Body) -> list[Stm]:
@@ -274,6 +290,7 @@ class KernelLowering:
             case ir.ForLoop(i, prim, bound):
                 b = self.subexp(bound)
                 counter = self.bind(i, ir.Prim(prim))  # bound before the body uses it
+                self.ranges[i] = bound
                 inner += self.body(body, news)
                 inner += _assign_scalars(params, news)
                 stms.append(imp.For(CTYPES[prim], counter, scalar.constant(0, prim), b,
@@ -356,14 +373,23 @@ class KernelLowering:
             stms, flat = self._private_index(buf, sl, loc)
             return stms, imp.Load(buf.ptr, self.mem.at(buf, flat))
         cname, _, dims = self.array(arr)
-        stms, flat = self._checked_flat(cname, sl, dims, dims, loc)
+        stms, flat = self._checked_flat(cname, sl, dims, dims, loc, self.dims_of(arr))
         return stms, imp.Load(cname, flat)
 
+    def _in_range(self, d: ir.DimIndex, sizes: Sequence[ir.SubExp | None], k: int) -> bool:
+        """Whether fixed index `d` is known to be in [0, sizes[k])."""
+        i = d.i  # type: ignore[union-attr]
+        return (isinstance(i, ir.Var) and k < len(sizes)
+                and _bounded_by(self.ranges.get(i.name), sizes[k]))
+
     def _checked_flat(self, cname: str, sl: tuple[ir.DimIndex, ...], dims: list[Expr],
-                      shape: list[Expr], loc: object | None) -> tuple[list[Stm], Expr]:
+                      shape: list[Expr], loc: object | None,
+                      sizes: Sequence[ir.SubExp | None] = ()) -> tuple[list[Stm], Expr]:
         """Bounds checks of the fixed indices `sl` against `dims` (the message
         shows the array's `shape`), and the row-major flat index they give,
-        counted in elements of the indexed dimensions."""
+        counted in elements of the indexed dimensions.  `sizes` are the
+        dimensions as sizes where known: an index in `ranges` below the
+        same size is in bounds, unchecked."""
         if len(sl) != len(dims) or not all(isinstance(d, ir.DimFix) for d in sl):
             raise NotImplementedError(f"kernel code indexes {cname} with a slice; only "
                                       "fixed indices are allowed")
@@ -374,19 +400,25 @@ class KernelLowering:
             n = self.fresh(f"{cname}_i{k}")
             stms.append(imp.Decl("int64_t", n, i))
             names.append(imp.Var(n))
-        conds = [Bin("||", Bin("<", i, Lit("0")), Bin(">=", i, d)) for i, d in zip(names, dims)]
-        out = conds[0]
-        for c in conds[1:]:
-            out = Bin("||", out, c)
-        k = len(names)
-        shown = ", ".join(f"{{{j}}}" for j in range(k))
-        dims_text = "][".join(f"{{{k + j}}}" for j in range(len(shape)))
-        message = f"Index [{shown}] out of bounds for array of shape [{dims_text}]."
-        stms.append(imp.If(out, (self.fail(message, loc, [*names, *shape]),)))
+        conds = [Bin("||", Bin("<", i, Lit("0")), Bin(">=", i, d))
+                 for k, (i, d) in enumerate(zip(names, dims)) if not self._in_range(sl[k], sizes, k)]
+        if conds:
+            out = conds[0]
+            for c in conds[1:]:
+                out = Bin("||", out, c)
+            k = len(names)
+            shown = ", ".join(f"{{{j}}}" for j in range(k))
+            dims_text = "][".join(f"{{{k + j}}}" for j in range(len(shape)))
+            message = f"Index [{shown}] out of bounds for array of shape [{dims_text}]."
+            stms.append(imp.If(out, (self.fail(message, loc, [*names, *shape]),)))
         flat: Expr = names[0]
         for i, d in zip(names[1:], dims[1:]):
             flat = Bin("+", Bin("*", flat, d), i)
         return stms, flat
+
+
+def _bounded_by(bound: ir.SubExp | None, size: ir.SubExp | None) -> bool:
+    return bound is not None and size is not None and bound == size
 
 
 def _assign_scalars(params: Sequence[str | Buffer], news: Sequence[str | Buffer]) -> list[Stm]:
