@@ -128,6 +128,24 @@ def test_segmented_strategies(lib, interp, entry: str, shape: tuple[int, int],
     _same(got, _want(interp, entry, [xss]), entry)
 
 
+@pytest.mark.skipif(BACKEND != "cuda", reason="device arrays at odd addresses")
+@pytest.mark.parametrize("entry, shape", [("sum_f32", (4099,)), ("sum_squares", (1 << 20,)),
+                                          ("row_sums", (3, 4096)), ("row_sums", (2, 5001))])
+def test_inputs_not_aligned_for_vectors(lib, interp, entry: str, shape: tuple) -> None:
+    """Full tiles are read as 16-byte vectors only where the arrays are
+    aligned (and rows a multiple of four long); a view one element into an
+    allocation takes the scalar loads, with the same results."""
+    from pycuda import gpuarray
+
+    size = int(np.prod(shape))
+    host = np.random.default_rng(size).random(size + 1, dtype=np.float32)
+    view = gpuarray.to_gpu(host)[1:].reshape(shape)
+    assert int(view.gpudata) % 16 != 0
+    tuning = {k: 1 for k in lib.TUNING_PARAMS if ".segred_block" in k}  # blocks per row
+    got = getattr(lib.Skeletons(backend="cuda", tuning=tuning), entry)(view)
+    _same(got, _want(interp, entry, [host[1:].reshape(shape)]), entry)
+
+
 @pytest.mark.parametrize("strategy", ["flags", "thread"])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_segmented_scans(lib, interp, shape: tuple[int, int], strategy: str) -> None:

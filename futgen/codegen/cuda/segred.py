@@ -130,7 +130,7 @@ def _one_pass(sc: SegCompile, op: SegRed) -> KernelPlan:
     results = [sc.temp(f"{p.name.base}_res", t, 1) for p, t in zip(pat, red)]
     mapouts = [sc.array(f"{p.name.base}_mem", t, op.space.dims, output=True)
                for p, t in zip(pat[len(red):], rest)]
-    slots = operator_slots(sc, low, op, red, mapouts, depth=4)
+    slots = operator_slots(sc, low, op, red, mapouts, depth=4, vectors=True)
     name = sc.fresh("reduce")
     source = render_skeleton(
         "reduce", name=name, **slots, n=render.expr(low.subexp(op.space.dims[0])),
@@ -177,12 +177,14 @@ def _blocks_per_segment(sc: SegCompile, op: SegRed, red: list[str], results: lis
     chunks_host = f"min({tiles}, max(1, {wave} // max(1, {segments})))"
     partials = [sc.temp("partial", t, f"({segments}) * ({chunks_host})") for t in red]
     counters = sc.temp("done", "u32", f"max(1, {segments})", zeroed=True)
-    slots = operator_slots(sc, low, op, red, mapouts, depth=5)
+    slots = operator_slots(sc, low, op, red, mapouts, depth=5, vectors=True)
     name = sc.fresh("segred_block")
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
     chunks_param = low.add_param(chunks, "int64_t", False, chunks_host)
+    m_name = dims[-1] if isinstance(op.space.dims[-1], ir.Var) else ""
     source = render_skeleton(
         "segred_block", name=name, **slots, segments=" * ".join(dims[:-1]), m=dims[-1],
+        m_name=m_name,
         chunks=chunks_param, partials=[pointer(low, t) for t in partials],
         counters=pointer(low, counters), results=[pointer(low, t) for t in results],
         params=kernel_params(low))

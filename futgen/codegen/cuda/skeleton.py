@@ -140,25 +140,38 @@ def element(sc: SegCompile, low: KernelLowering, op: SegRed | SegScan, vt: Value
 
 def operator_slots(sc: SegCompile, low: KernelLowering, op: SegRed | SegScan,
                    red: Sequence[str], mapouts: Sequence[Temp], depth: int,
-                   flagged: bool = False) -> dict[str, object]:
+                   flagged: bool = False, vectors: bool = False) -> dict[str, object]:
     """The slots every reduction and scan skeleton has; the value type and
     the functor go into the plan's source ahead of the kernel.
 
     `flagged` lifts the operator to values with a segment-head flag (a
     segmented scan run as one scan over all points): `(a, x) . (b, y) =
     (a | b, b ? y : x . y)`, associative when `.` is.  The value is then a
-    struct `{bool head; V v;}`; the template sets `head`."""
+    struct `{bool head; V v;}`; the template sets `head`.
+
+    `vectors` adds a copy of the element for a full tile read in runs of
+    four consecutive elements per thread (`element_vec`) and the arrays the
+    element reads and writes (`arrays`: ctype, name): where they are all
+    16-byte aligned the template rebinds them as such, so that nvcc loads
+    and stores each run as one vector."""
     vt = value_type(sc, red)
     functor = operator_functor(sc, low, op.ops, vt)
     sc.sources.append(vt.source + functor.source)
     ne = neutral(low, op.ops, vt)
     if flagged:
         vt, functor, ne = _flagged(sc, vt, functor, ne)
-    return {"block": BLOCK, "items": ITEMS, "value": vt.name, "op": functor.name,
-            "op_init": functor.init, "fields": vt.fields, "ctypes": vt.ctypes,
-            "neutral": ne, "commutative": all(o.commutative for o in op.ops),
-            "element_full": element(sc, low, op, vt, mapouts, depth),
-            "element_tail": element(sc, low, op, vt, mapouts, depth)}
+    slots: dict[str, object] = {
+        "block": BLOCK, "items": ITEMS, "value": vt.name, "op": functor.name,
+        "op_init": functor.init, "fields": vt.fields, "ctypes": vt.ctypes,
+        "neutral": ne, "commutative": all(o.commutative for o in op.ops),
+        "element_full": element(sc, low, op, vt, mapouts, depth),
+        "element_tail": element(sc, low, op, vt, mapouts, depth),
+        "element_vec": "", "arrays": []}
+    if vectors:
+        slots["element_vec"] = element(sc, low, op, vt, mapouts, depth + 1)
+        slots["arrays"] = [{"ctype": p.ctype, "name": p.name}
+                           for p, _ in low.params.values() if p.pointer]
+    return slots
 
 
 def _flagged(sc: SegCompile, vt: ValueType, functor: Functor,
