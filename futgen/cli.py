@@ -3,7 +3,7 @@
     futgen check prog.fut                 type-check; silent on success
     futgen run prog.fut [-e ENTRY] [-b]   values on stdin, results on stdout
     futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
-    futgen dump [--ir core] prog.fut      print the program in an intermediate form
+    futgen dump [--ir STAGE] prog.fut     print the program after a pass (core, fuse, flatten, gpu)
     futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D]
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen --version
@@ -64,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     dump = sub.add_parser("dump", help="print a program as one stage of the pipeline sees it")
-    dump.add_argument("--ir", choices=sorted(DUMP_STAGES), default="core")
+    dump.add_argument("--ir", choices=_dump_stages(), default="core",
+                      help="core (internalised), a pass's name (after it; see futgen.pipeline) "
+                           "or gpu (after every pass)")
     dump.add_argument("program")
     dump.set_defaults(handler=_dump)
 
@@ -170,27 +172,32 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dump_core(path: str) -> str:
-    from futgen.core import dump
-
-    return dump(path)
-
-
-def _dump_gpu(path: str) -> str:
+def _dump_after(path: str, until: str | None) -> str:
+    """The program in `path` after pass `until` (futgen.pipeline), printed;
+    `core`: straight from internalisation."""
     from futgen.core import load
-    from futgen.flatten import flatten
-    from futgen.gpu.pretty import pretty
+    from futgen.core.pretty import pretty as pretty_core
+    from futgen.gpu.pretty import pretty as pretty_gpu
+    from futgen.pipeline import is_gpu, run_passes
 
-    return pretty(flatten(load(path)))
+    prog = load(path)
+    if until == "core":
+        return pretty_core(prog)
+    prog = run_passes(prog, until)
+    return (pretty_gpu if is_gpu(until) else pretty_core)(prog)
 
 
-# Stage name -> function from a program path to its printed form.
-DUMP_STAGES = {"core": _dump_core, "gpu": _dump_gpu}
+def _dump_stages() -> list[str]:
+    """What `futgen dump --ir` takes: `core`, every pass's name, and `gpu`
+    (the GPU IR the code generators take: after every pass)."""
+    from futgen.pipeline import PASS_NAMES
+
+    return ["core", *PASS_NAMES, "gpu"]
 
 
 def _dump(args: argparse.Namespace) -> int:
     _require_file(args.program)
-    print(DUMP_STAGES[args.ir](args.program), end="")
+    print(_dump_after(args.program, None if args.ir == "gpu" else args.ir), end="")
     return 0
 
 

@@ -73,13 +73,13 @@ class Compiled:
 def compile_program(src_path: str | Path) -> Compiled:
     """Load, internalise, flatten and generate code for a program."""
     from futgen.core import internalise
-    from futgen.flatten import flatten
     from futgen.frontend import load
+    from futgen.pipeline import run_passes
 
     typed = load(str(src_path))
     signatures = entry_signatures(typed)
     core = internalise(typed)
-    gpu_prog = flatten(core)
+    gpu_prog = run_passes(core)
     compile_segop, render = _cuda_codegen()
     host = compile_host(gpu_prog, compile_segop)
     kernels = render(host.plans) if render is not None else ""

@@ -4,9 +4,10 @@
 statement.  The rules, in the spirit of Futhark's moderate flattening
 (Henriksen et al., PLDI 2017), cut down to what needs no versioning:
 
-1. **Fuse first.**  A map whose result only feeds one following Screma is
-   fused into it (`fusion.fuse_body`), so `reduce (+) 0 (map2 (*) xs ys)` is
-   one redomap.
+1. **Fused first.**  The `fuse` pass before flattening (`futgen.pipeline`)
+   has fused each map whose result only feeds one following Screma into it
+   (`fusion.fuse_body`), so `reduce (+) 0 (map2 (*) xs ys)` is one redomap;
+   flattening fuses the bodies it builds for kernels itself, after inlining.
 2. **A map nest becomes a SegMap.**  `map f xs` becomes a one-dimensional
    SegMap whose thread `gtid` reads `xs[gtid]`; when `f`'s body ends in a map
    over arrays the threads can index, and returns exactly that map's
@@ -79,7 +80,7 @@ class _Flattener:
         """Host code with every Screma that can become a SegOp replaced by one."""
         out: list[ir.Stm] = []
         defs: dict[ir.VName, ir.Exp] = {}
-        for stm in fuse_body(body).stms:
+        for stm in body.stms:
             defs.update((p.name, stm.exp) for p in stm.pat)
             match stm.exp:
                 case ir.Screma():

@@ -400,6 +400,14 @@ def read_spec(path: str) -> ProgramTest:
     return parse_spec(source, path)
 
 
+def value_runs(path: str) -> list[tuple[str, TestRun]]:
+    """The runs of `path`'s test blocks that map input values (inline or
+    in a file) to expected values: (entry point, run), for tests that run a
+    program's examples through one stage of the compiler."""
+    return [(case.entry, r) for case in read_spec(path).cases for r in case.runs
+            if r.input.kind in ("inline", "file") and r.expected is not None]
+
+
 def _check_unique_names(spec: ProgramTest) -> None:
     for io in spec.cases:
         seen: set[str] = set()

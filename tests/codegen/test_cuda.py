@@ -340,10 +340,10 @@ def _host_segops(body: ir.Body) -> list[ir.Stm]:
 def _plans(path: Path) -> dict[str, list[KernelPlan]]:
     """The kernel plans of each function of a flattened program."""
     from futgen.core import load
-    from futgen.flatten import flatten
     from futgen.flatten.names import NameSource, param_types
+    from futgen.pipeline import run_passes
 
-    prog = flatten(load(str(path)))
+    prog = run_passes(load(str(path)))
     types = param_types(prog.functions)
     names = NameSource(prog)
     codes = itertools.count(1)
@@ -377,11 +377,11 @@ def _tiling_of(src: str):
     """The tiling of the one SegMap of program `src` (None if not tileable)."""
     from futgen.codegen.cuda.tiling import tileable
     from futgen.core import internalise
-    from futgen.flatten import flatten
     from futgen.flatten.names import param_types
     from futgen.frontend import check_source
+    from futgen.pipeline import run_passes
 
-    prog = flatten(internalise(check_source(src)))
+    prog = run_passes(internalise(check_source(src)))
     [op] = [s.exp for f in prog.functions for s in _host_segops(f.body)]
     assert isinstance(op, SegMap) and len(op.space.dims) == 2
     return tileable(op, param_types(prog.functions))

@@ -17,7 +17,7 @@ import pytest
 from futgen.core import internalise, ir, run
 from futgen.data import compare_values
 from futgen.frontend import load
-from futgen.testing.spec import read_spec
+from futgen.testing.spec import read_spec, value_runs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Cases that take seconds on the core interpreter: their map bodies contain
@@ -28,12 +28,10 @@ SLOW = {("montecarlo", "main", 4), ("montecarlo", "main", 5), ("mandelbrot", "ma
 def _cases() -> list:
     out = []
     for path in sorted(EXAMPLES.glob("*.fut")):
-        for case in read_spec(str(path)).cases:
-            for r in case.runs:
-                if r.input.kind in ("inline", "file") and r.expected is not None:
-                    marks = [pytest.mark.slow] if (path.stem, case.entry, r.index) in SLOW else []
-                    out.append(pytest.param(path, case.entry, r, marks=marks,
-                                            id=f"{path.stem}:{case.entry}:{r.index}"))
+        for entry, r in value_runs(str(path)):
+            marks = [pytest.mark.slow] if (path.stem, entry, r.index) in SLOW else []
+            out.append(pytest.param(path, entry, r, marks=marks,
+                                    id=f"{path.stem}:{entry}:{r.index}"))
     return out
 
 

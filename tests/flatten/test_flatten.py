@@ -17,18 +17,18 @@ import pytest
 from futgen.core import internalise, ir
 from futgen.data import compare_values, load_file
 from futgen.errors import FutharkError
-from futgen.flatten import flatten
 from futgen.flatten.check import check_program
 from futgen.frontend import check_source, load
 from futgen.gpu.interpret import run
 from futgen.gpu.ir import SegHist, SegMap, SegOp, SegRed, SegScan, SegScatter
-from futgen.testing.spec import read_spec
+from futgen.pipeline import run_passes
+from futgen.testing.spec import value_runs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _flat(src: str) -> ir.Program:
-    prog = flatten(internalise(check_source(src)))
+    prog = run_passes(internalise(check_source(src)))
     check_program(prog)
     return prog
 
@@ -273,17 +273,14 @@ def test_an_index_past_a_slice_fails_with_the_views_shape() -> None:
 def _cases() -> list:
     out = []
     for path in sorted(EXAMPLES.glob("*.fut")):
-        for case in read_spec(str(path)).cases:
-            for r in case.runs:
-                if r.input.kind in ("inline", "file") and r.expected is not None:
-                    out.append(pytest.param(path, case.entry, r,
-                                            id=f"{path.stem}:{case.entry}:{r.index}"))
+        for entry, r in value_runs(str(path)):
+            out.append(pytest.param(path, entry, r, id=f"{path.stem}:{entry}:{r.index}"))
     return out
 
 
 @cache
 def _flattened(path: Path) -> ir.Program:
-    prog = flatten(internalise(load(str(path))))
+    prog = run_passes(internalise(load(str(path))))
     check_program(prog)
     return prog
 

@@ -14,11 +14,11 @@ import pytest
 from futgen.core import internalise, ir
 from futgen.core.interpret import run as run_core
 from futgen.data import compare_values
-from futgen.flatten import flatten
 from futgen.flatten.check import check_program
 from futgen.frontend import load
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import Scratch, SegMap, SegRed, SegScan
+from futgen.pipeline import run_passes
 
 PROGRAM = Path(__file__).resolve().parents[1] / "programs" / "forms" / "private_arrays.fut"
 
@@ -37,7 +37,7 @@ EXPECTED = {
 @cache
 def _programs() -> tuple[ir.Program, ir.Program]:
     core = internalise(load(str(PROGRAM)))
-    gpu = flatten(core)
+    gpu = run_passes(core)
     check_program(gpu)
     return core, gpu
 

@@ -16,12 +16,12 @@ import pytest
 from futgen.cli import main as cli_main
 from futgen.core import internalise, ir
 from futgen.errors import FutharkError
-from futgen.flatten import flatten
 from futgen.flatten.check import KernelRuleError, check_program
 from futgen.frontend import check_source, load
 from futgen.gpu.interpret import run
 from futgen.gpu.ir import Scratch, SegBinOp, SegMap, SegRed, SegSpace
 from futgen.gpu.pretty import pretty
+from futgen.pipeline import run_passes
 from futgen.testing.spec import read_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -29,7 +29,7 @@ I64, F32 = ir.Prim("i64"), ir.Prim("f32")
 
 
 def _flat(src: str) -> ir.Program:
-    return flatten(internalise(check_source(src)))
+    return run_passes(internalise(check_source(src)))
 
 
 def _both(prog: ir.Program, entry: str, args: list) -> list:
@@ -163,7 +163,7 @@ def test_dump_gpu_prints_segops(capsys) -> None:
 @pytest.mark.parametrize("example", ["matmul", "prefix_sum", "stencil", "kmeans", "tridiag"])
 def test_examples_agree_per_point(example: str) -> None:
     path = EXAMPLES / f"{example}.fut"
-    prog = flatten(internalise(load(str(path))))
+    prog = run_passes(internalise(load(str(path))))
     for case in read_spec(str(path)).cases:
         for r in case.runs:
             if r.input.kind == "inline":

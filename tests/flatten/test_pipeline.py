@@ -1,0 +1,72 @@
+"""The pass list (futgen.pipeline): every pass keeps the meaning of the
+example programs, and `futgen dump --ir` prints the program after any pass."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from futgen.cli import main as cli_main
+from futgen.core import ir, load
+from futgen.core.interpret import run as run_core
+from futgen.data import compare_values, load_file
+from futgen.gpu.interpret import run as run_gpu
+from futgen.gpu.ir import SegRed
+from futgen.pipeline import PASS_NAMES, PASSES, fuse, is_gpu, run_passes
+from futgen.testing.spec import value_runs
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@cache
+def _after(path: Path, until: str) -> ir.Program:
+    return run_passes(load(str(path)), until)
+
+
+def _cases() -> list:
+    out = []
+    for path in sorted(EXAMPLES.glob("*.fut")):
+        for entry, r in value_runs(str(path)):
+            out += [pytest.param(path, entry, r, name, id=f"{path.stem}:{entry}:{r.index}:{name}")
+                    for name in PASS_NAMES]
+    return out
+
+
+def _values(v) -> list:
+    return list(v.values) if v.kind == "inline" else load_file(v.path)
+
+
+@pytest.mark.parametrize(("path", "entry", "run_case", "until"), _cases())
+def test_each_pass_keeps_the_examples_meaning(path: Path, entry: str, run_case,
+                                              until: str) -> None:
+    run = run_gpu if is_gpu(until) else run_core
+    got = run(_after(path, until), entry, _values(run_case.input))
+    mismatches = compare_values(_values(run_case.expected), got)
+    assert not mismatches, "\n".join(map(str, mismatches))
+
+
+def test_passes_are_named_once_and_described() -> None:
+    assert len(set(PASS_NAMES)) == len(PASSES)
+    assert all(p.description for p in PASSES)
+    assert [p.gpu for p in PASSES] == sorted(p.gpu for p in PASSES)  # core IR passes first
+    with pytest.raises(ValueError, match="no pass named 'inline'; the passes are fuse"):
+        run_passes(load(str(EXAMPLES / "dotprod.fut")), "inline")
+
+
+def test_fuse_makes_a_redomap_and_flatten_one_segred() -> None:
+    core = load(str(EXAMPLES / "dotprod.fut"))
+    (dot,) = (f for f in fuse(core).functions if f.name == "dotprod")
+    scremas = [s.exp for s in dot.body.stms if isinstance(s.exp, ir.Screma)]
+    assert len(scremas) == 1 and scremas[0].reds and scremas[0].map_lam.body.stms
+    (dot,) = (f for f in run_passes(core).functions if f.name == "dotprod")
+    assert [type(s.exp) for s in dot.body.stms if not isinstance(s.exp, ir.ArraySize)] == [SegRed]
+
+
+@pytest.mark.parametrize("stage, marker", [("core", "map"), ("fuse", "reduce"),
+                                           ("flatten", "segred"), ("gpu", "segred")])
+def test_dump_prints_the_program_after_a_pass(stage: str, marker: str, capsys) -> None:
+    assert cli_main(["dump", "--ir", stage, str(EXAMPLES / "dotprod.fut")]) == 0
+    out = capsys.readouterr().out
+    assert "fun dotprod" in out and marker in out
