@@ -131,7 +131,8 @@ class HostCompiler:
         if text is None and isinstance(e, ir.SubExpOp):
             text = subexp(e.se)
         if text is not None:
-            self._numpy_math(not isinstance(e, ir.SubExpOp))
+            if not isinstance(e, ir.SubExpOp):
+                self._numpy_math()
             em.line(f"{names[0]} = {text}")
             return
         match e:
@@ -150,10 +151,9 @@ class HostCompiler:
             case _:
                 em.line(f"{names[0]} = {self.array_op(stm, e)}")
 
-    def _numpy_math(self, used: bool = True) -> None:
+    def _numpy_math(self) -> None:
         """Note that the function being compiled computes with NumPy on CUDA too."""
-        if used:
-            self.numpy_math[self.function_name] = True
+        self.numpy_math[self.function_name] = True
 
     def array_op(self, stm: ir.Stm, e: ir.Exp) -> str:
         """A backend call for an array operation (and Index/Assert on scalars)."""
@@ -286,7 +286,7 @@ class HostCompiler:
         if self.plan_segop is None:
             return None
         plan = self.plan_segop(stm, self.types, self.name_source.fresh,
-                               sizes=dict(self.known_sizes))
+                               sizes=self.known_sizes)
         self.plans.append(plan)
         return plan
 

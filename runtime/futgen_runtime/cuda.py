@@ -89,13 +89,10 @@ def _ptr(x: Any) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Kernel:
-    """A loaded kernel, the packing of its parameters and the grid below
-    which no launch of it needs capping."""
+    """A loaded kernel and the packing of its parameters for one signature."""
 
     function: Any
-    sig: str
-    pack: Any  # struct packing of the failure pointers and `sig`
-    max_blocks: int
+    pack: Any  # struct packing of the failure pointers and the signature's arguments
 
 
 class CudaBackend:
@@ -120,6 +117,8 @@ class CudaBackend:
         attrs = self.device.get_attributes()
         self._sm_count = int(attrs[cuda.device_attribute.MULTIPROCESSOR_COUNT])
         self._threads_per_sm = int(attrs[cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR])
+        # The smallest grid cap of any block size: launches below it skip max_grid.
+        self._uncapped_blocks = self.max_grid(1024)
         self._pool = DeviceMemoryPool()
         # The failure protocol (futgen/codegen/plan.py): the first failing
         # thread wins an atomicCAS on a device word (which running kernels
@@ -141,7 +140,7 @@ class CudaBackend:
                                f"kernels through Function._launch_kernel")
         self._device_key = self.device.pci_bus_id()
         self._fast_arrays = _fast_arrays_match(self._device_key)
-        self._kernels: dict[str, _Kernel] = {}
+        self._kernels: dict[tuple[str, str], _Kernel] = {}
         self._array_templates: dict[tuple, dict] = {}
         self.kernel_origin = "none"  # "cubin", "ptx", "cache" or "compiled": for diagnostics
         self._module = self._load_program(kernels_source, kernel_images or {})
@@ -235,9 +234,8 @@ class CudaBackend:
             f = module.get_function(kernel)
         except cuda.LogicError:
             raise ValueError(f"no CUDA kernel named {kernel}") from None
-        # The smallest grid cap of any block size: launches below it skip max_grid.
-        k = _Kernel(f, sig, struct.Struct("PP" + sig).pack, self.max_grid(1024))
-        self._kernels[kernel] = k
+        k = _Kernel(f, struct.Struct("PP" + sig).pack)
+        self._kernels[(kernel, sig)] = k
         return k
 
     def launch(self, kernel: str, threads: int, block: int, args: Sequence[Any],
@@ -257,11 +255,9 @@ class CudaBackend:
         if not self._is_current():  # another thread, or a context CuPy left current
             with _pushed_context(self._ctx):
                 return self.launch_sig(kernel, sig, threads, block, shared_bytes, *args)
-        k = self._kernels.get(kernel)
-        if k is None or k.sig != sig:
-            k = self._kernel(kernel, sig)
+        k = self._kernels.get((kernel, sig)) or self._kernel(kernel, sig)
         blocks = -(-threads // block)
-        if blocks > k.max_blocks:
+        if blocks > self._uncapped_blocks:
             blocks = min(blocks, self.max_grid(block))
         try:
             params = k.pack(*self._fail_ptrs, *args)

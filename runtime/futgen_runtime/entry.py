@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from .args import convert_result
 from .dtypes import PRIM_DTYPES
 from .errors import ArgumentTypeError
 from .layout import Layout, Leaf, Param, convert_args, convert_results
@@ -46,7 +45,6 @@ class EntryPoint:
         self._fast = (tuple((PRIM_DTYPES[lf.prim], len(lf.dims)) for lf in leaves)
                       if all(isinstance(lf, Leaf) for lf in leaves) else None)
         self._same_sizes, self._fixed_sizes = _size_constraints(leaves)
-        self._leaf_results = all(isinstance(r, Leaf) for r in self.result_layouts)
 
     # ------------------------------------------------------------ arguments
 
@@ -98,11 +96,7 @@ class EntryPoint:
         """The caller's results (one value, or a tuple), once the device has
         finished them or, with `device_results`, once they are queued; a
         failure a kernel reported is raised here."""
-        if self._leaf_results:
-            out = [convert_result(backend, x, device_results) for x in leaves]
-            out = out[0] if len(out) == 1 else tuple(out)
-        else:
-            out = convert_results(backend, self.result_layouts, leaves, device_results)
+        out = convert_results(backend, self.result_layouts, leaves, device_results)
         if device_results:
             backend.check()
         else:

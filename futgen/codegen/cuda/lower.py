@@ -67,7 +67,7 @@ class KernelLowering:
         self.errors = errors
         self.fresh = fresh
         # (array, dim) -> a host variable holding that size (see compile_segop).
-        self.sizes = dict(sizes or {})
+        self.sizes = sizes or {}
         # Variables known to lie in [0, bound): thread indices, loop counters.
         # An index so bounded by the very size of the dimension it indexes
         # needs no bounds check.
