@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="core (internalised), a pass's name (after it; see futgen.pipeline) "
                            "or gpu (after every pass)")
     dump.add_argument("program")
+    _flattening_argument(dump)
     dump.set_defaults(handler=_dump)
 
     build = sub.add_parser("build", help="compile a program into a Python package (and wheel)")
@@ -82,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--wheel", action="store_true", help="also build a wheel")
     build.add_argument("--dist", metavar="DIR",
                        help="where the wheel goes (default: dist/ beside the package directory)")
+    _flattening_argument(build)
     build.set_defaults(handler=_build)
 
     test = sub.add_parser("test", help="run the test blocks of programs")
@@ -94,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--tolerance", type=float, default=None, help="float tolerance")
     test.add_argument("--report-json", metavar="FILE", help="per-program results ('-': stdout)")
     test.add_argument("--no-progress", action="store_true", help="no progress bar")
+    test.add_argument("--versions", action="store_true",
+                      help="run each case under every version of the compiled code (thresholds "
+                           "forced along each path of the threshold forest)")
     test.set_defaults(handler=_test)
 
     _dataset_parser(sub)
@@ -172,18 +177,32 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dump_after(path: str, until: str | None) -> str:
+def _flattening_argument(p: argparse.ArgumentParser) -> None:
+    from futgen.flatten import FLATTENINGS
+
+    p.add_argument("--flattening", choices=FLATTENINGS, default=FLATTENINGS[0],
+                   help="incremental (default): versions guarded by tunable thresholds; "
+                        "moderate: one version per parallel construct")
+
+
+def _options(args: argparse.Namespace):
+    from futgen.pipeline import Options
+
+    return Options(flattening=args.flattening)
+
+
+def _dump_after(path: str, until: str | None, options=None) -> str:
     """The program in `path` after pass `until` (futgen.pipeline), printed;
     `core`: straight from internalisation."""
     from futgen.core import load
     from futgen.core.pretty import pretty as pretty_core
     from futgen.gpu.pretty import pretty as pretty_gpu
-    from futgen.pipeline import is_gpu, run_passes
+    from futgen.pipeline import Options, is_gpu, run_passes
 
     prog = load(path)
     if until == "core":
         return pretty_core(prog)
-    prog = run_passes(prog, until)
+    prog = run_passes(prog, until, options or Options())
     return (pretty_gpu if is_gpu(until) else pretty_core)(prog)
 
 
@@ -197,7 +216,8 @@ def _dump_stages() -> list[str]:
 
 def _dump(args: argparse.Namespace) -> int:
     _require_file(args.program)
-    print(_dump_after(args.program, None if args.ir == "gpu" else args.ir), end="")
+    print(_dump_after(args.program, None if args.ir == "gpu" else args.ir, _options(args)),
+          end="")
     return 0
 
 
@@ -212,7 +232,8 @@ def _build(args: argparse.Namespace) -> int:
             f"a package is imported by its directory's name (use -o {out.parent / args.name})"
         )
     pkg, wheel = build(args.program, out.parent, name=out.name, version=args.version,
-                       backend_default=args.backend, wheel=args.wheel, dist_dir=args.dist)
+                       backend_default=args.backend, wheel=args.wheel, dist_dir=args.dist,
+                       options=_options(args))
     print(pkg)
     if wheel is not None:
         print(wheel)
@@ -257,6 +278,7 @@ def _test(args: argparse.Namespace) -> int:
         jobs=max(1, args.jobs),
         timeout=args.timeout,
         exclude=DEFAULT_EXCLUDE + tuple(args.exclude),
+        versions=args.versions,
     )
     if args.tolerance is not None:
         options.tolerance = args.tolerance

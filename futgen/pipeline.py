@@ -11,8 +11,8 @@ core IR interpreter, the GPU IR under its own.
 
 After flattening, `check_program` states the kernel-code rules the code
 generators rely on.  There is no IR type checker yet: that, a reader for
-the printed IR and more passes (simplification, the incremental flattening
-versions) are issue 9's.
+the printed IR and more passes (simplification, the intra-block
+versions of incremental flattening) are issue 9's.
 """
 
 from __future__ import annotations
@@ -27,17 +27,25 @@ from futgen.flatten.fusion import fuse_body
 
 
 @dataclass(frozen=True)
+class Options:
+    """What the user chose for the passes (`futgen build --flattening=...`)."""
+
+    flattening: str = "incremental"  # or "moderate": one version per SegOp
+
+
+@dataclass(frozen=True)
 class Pass:
     """One pass: its name (for `futgen dump --ir`), what it does, and the
-    function from program to program; `gpu` when its result is GPU IR."""
+    function from program (and options) to program; `gpu` when its result
+    is GPU IR."""
 
     name: str
     description: str
-    run: Callable[[ir.Program], ir.Program]
+    run: Callable[[ir.Program, Options], ir.Program]
     gpu: bool = False
 
 
-def fuse(prog: ir.Program) -> ir.Program:
+def fuse(prog: ir.Program, options: Options = Options()) -> ir.Program:
     """Every map fused into the one Screma, Hist or Scatter that consumes it,
     in host code and in the bodies of its ifs and loops (flattening fuses
     the bodies it builds for kernels itself, after inlining)."""
@@ -57,8 +65,8 @@ def _fuse_host(body: ir.Body) -> ir.Body:
     return ir.Body(tuple(out), body.result)
 
 
-def _flatten(prog: ir.Program) -> ir.Program:
-    out = flatten(prog)
+def _flatten(prog: ir.Program, options: Options) -> ir.Program:
+    out = flatten(prog, options.flattening)
     check_program(out)
     return out
 
@@ -67,17 +75,19 @@ PASSES: tuple[Pass, ...] = (
     Pass("fuse", "maps fused into their one consuming Screma, Hist or Scatter "
          "(redomap, scanomap, map-map)", fuse),
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "
-         "sequential kernel code; the kernel-code rules checked", _flatten, gpu=True),
+         "sequential kernel code, in versions guarded by thresholds (incremental "
+         "flattening); the kernel-code rules checked", _flatten, gpu=True),
 )
 PASS_NAMES = tuple(p.name for p in PASSES)
 
 
-def run_passes(prog: ir.Program, until: str | None = None) -> ir.Program:
+def run_passes(prog: ir.Program, until: str | None = None,
+               options: Options = Options()) -> ir.Program:
     """`prog` (core IR) after every pass, or after the pass named `until`."""
     if until is not None and until not in PASS_NAMES:
         raise ValueError(f"no pass named {until!r}; the passes are {', '.join(PASS_NAMES)}")
     for p in PASSES:
-        prog = p.run(prog)
+        prog = p.run(prog, options)
         if p.name == until:
             break
     return prog
@@ -89,4 +99,4 @@ def is_gpu(until: str | None) -> bool:
     return any(p.gpu for p in PASSES if p.name in names)
 
 
-__all__ = ["PASSES", "PASS_NAMES", "Pass", "fuse", "is_gpu", "run_passes"]
+__all__ = ["PASSES", "PASS_NAMES", "Options", "Pass", "fuse", "is_gpu", "run_passes"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from futgen.codegen import numpy_kernels as nk
 from futgen.codegen.plan import DTYPES, KernelPlan
@@ -61,6 +61,8 @@ class HostCode:
     # Entry points whose host code on CUDA does no NumPy arithmetic (only
     # allocations, launches and size reads): their calls skip np.errstate there.
     numpy_free_on_cuda: set[str] = field(default_factory=set)
+    # The thresholds of the version guards (incremental flattening).
+    guards: list[str] = field(default_factory=list)
 
 
 def _method_name(name: str, k: int) -> str:
@@ -80,6 +82,11 @@ class HostCompiler:
         self.name_source = NameSource(prog)
         self.counter = 0
         self.tuning_params: dict[str, tuple[str, int, tuple[str, ...], str]] = {}
+        # Version guards: the variable bound to each one's outcome -> its
+        # threshold; and the guards (threshold, branch) around the code
+        # being compiled, which tuning parameters record as their path.
+        self.guards: dict[ir.VName, str] = {}
+        self.branches: list[tuple[str, bool]] = []
         self.function_name = ""
         # Per function: whether its CUDA path computes on NumPy values (which
         # must run under np.errstate), and the functions it calls.
@@ -92,7 +99,8 @@ class HostCompiler:
         methods = [self.function(f) for f in self.prog.functions]
         entries = {f.name: self.names[f.name] for f in self.prog.functions if f.entry}
         return HostCode(methods, self.functions, entries, self.plans, self.tuning_params,
-                        {e for e in entries if not self._uses_numpy_math(e, set())})
+                        {e for e in entries if not self._uses_numpy_math(e, set())},
+                        list(self.guards.values()))
 
     def _uses_numpy_math(self, fn: str, seen: set[str]) -> bool:
         seen.add(fn)
@@ -148,6 +156,11 @@ class HostCompiler:
                 self.segop(em, stm)
             case ir.Screma() | ir.Scatter() | ir.Hist():
                 self.host_soac(em, stm)
+            case gpu.ThresholdCmp(name, par, _, default):
+                self.guards[stm.pat[0].name] = name
+                self.tuning_params[name] = ("threshold", default, self.path(),
+                                            "parallelism from which the guarded version runs")
+                em.line(f"{names[0]} = self._tuning.guard({name!r}, {subexp(par)})")
             case _:
                 em.line(f"{names[0]} = {self.array_op(stm, e)}")
 
@@ -197,11 +210,22 @@ class HostCompiler:
 
     def if_(self, em: Emitter, stm: ir.Stm, e: ir.If) -> None:
         names = [pyname(p.name) for p in stm.pat]
-        for cond, body in ((f"if {subexp(e.cond)}:", e.then_), ("else:", e.else_)):
+        guard = self.guards.get(e.cond.name) if isinstance(e.cond, ir.Var) else None
+        for cond, body, taken in ((f"if {subexp(e.cond)}:", e.then_, True),
+                                  ("else:", e.else_, False)):
+            if guard is not None:
+                self.branches.append((guard, taken))
             with em.block(cond):
                 results = self.inline_body(em, body)
                 if names:
                     em.line(f"{', '.join(names)}, = {tuple_text(results)}")
+            if guard is not None:
+                self.branches.pop()
+
+    def path(self) -> tuple[str, ...]:
+        """The guards around the code being compiled, as a tuning parameter's
+        ancestor path (`!` on a false branch), outermost first."""
+        return tuple(("" if taken else "!") + g for g, taken in self.branches)
 
     def loop(self, em: Emitter, stm: ir.Stm, e: ir.Loop) -> None:
         params = emit_loop(em, e, lambda: self.inline_body(em, e.body))
@@ -259,10 +283,15 @@ class HostCompiler:
             self._cpu_segop(em, stm)
             return
         with em.block('if b.kind == "cuda":'):
+            public: dict[str, str] = {}
             for t in plan.thresholds:
-                name = f"{self.function_name}.{t.key}"
-                self.tuning_params[name] = ("threshold", t.default, (), t.doc)
-                em.line(f"{t.key} = self.tuning.get({name!r}, {t.default})")
+                # Named by a count over the program, not the name source:
+                # tuning files stay valid while the compiler changes.
+                name = f"{self.function_name}.{t.key.rstrip('0123456789')}{len(self.tuning_params)}"
+                public[t.key] = name
+                path = self.path() + tuple(("" if taken else "!") + public[k] for k, taken in t.under)
+                self.tuning_params[name] = ("threshold", t.default, path, t.doc)
+                em.line(f"{t.key} = self.tuning[{name!r}]")
             _emit_plan(em, plan, names)
         with em.block("else:"):
             self._cpu_segop(em, stm)
@@ -274,7 +303,8 @@ class HostCompiler:
         if host is not None:
             sizes = tuple(d.name for t in stm.exp.ret if isinstance(t, ir.ArrayT)
                           for d in t.shape if isinstance(d, ir.Var))
-            self.host_soac(em, host, sizes)
+            # The SegMap's own names: versions bind fresh ones, not the map's.
+            self.host_soac(em, replace(host, pat=stm.pat), sizes)
             return
         free = self._free(stm)
         fn = self._module_function("segop", stm, [pyname(v) for v in free],

@@ -31,6 +31,7 @@ import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -52,6 +53,9 @@ from futgen.frontend.entry import (
 )
 from futgen.frontend.types import components, ordered_fields
 
+if TYPE_CHECKING:
+    from futgen.pipeline import Options
+
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
 
 
@@ -70,16 +74,16 @@ class Compiled:
 # ------------------------------------------------------------ compiling
 
 
-def compile_program(src_path: str | Path) -> Compiled:
+def compile_program(src_path: str | Path, options: Options | None = None) -> Compiled:
     """Load, internalise, flatten and generate code for a program."""
     from futgen.core import internalise
     from futgen.frontend import load
-    from futgen.pipeline import run_passes
+    from futgen.pipeline import Options, run_passes
 
     typed = load(str(src_path))
     signatures = entry_signatures(typed)
     core = internalise(typed)
-    gpu_prog = run_passes(core)
+    gpu_prog = run_passes(core, options=options or Options())
     compile_segop, render = _cuda_codegen()
     host = compile_host(gpu_prog, compile_segop)
     kernels = render(host.plans) if render is not None else ""
@@ -110,6 +114,7 @@ _MODULE_NAMES = frozenset({
     "Leaf", "Param", "RecordOf", "TupleOf", "Unit", "EntryPoint", "MISSING", "make_backend",
     "record_class", "BACKEND_DEFAULT", "ENTRY_POINTS", "ENTRY_METHODS", "TUNING_PARAMS",
     "TUNING", "ERRORS", "sync", "backend", "backend_kind", "device", "device_results", "tuning",
+    "Tuning", "last_guards",
 })
 
 
@@ -318,14 +323,15 @@ def class_name(name: str) -> str:
 
 
 def build_package(src_path: str | Path, out_dir: str | Path, *, name: str | None = None,
-                  version: str = "0.1.0", backend_default: str = "auto") -> Path:
+                  version: str = "0.1.0", backend_default: str = "auto",
+                  options: Options | None = None) -> Path:
     """Compile `src_path` into the package `out_dir/<name>`; its path."""
     name = name or default_name(src_path)
     if not name.isidentifier() or keyword.iskeyword(name):
         raise FutgenError(f"package name {name!r} is not a Python identifier")
     if backend_default not in ("auto", "cpu", "cuda"):
         raise FutgenError(f"unknown backend {backend_default!r}; use auto, cpu or cuda")
-    compiled = compile_program(src_path)
+    compiled = compile_program(src_path, options)
     pkg = Path(out_dir) / name
     if pkg.exists():
         _check_replaceable(pkg)
@@ -362,6 +368,7 @@ def _render_module(c: Compiled, src_path: str | Path, name: str, version: str,
         entries=c.entries, records=c.records,
         first_entry=c.entries[0]["method"] if c.entries else "main",
         errors=repr(c.errors), tuning_params=_tuning_params_text(c.host.tuning_params),
+        guarded=bool(c.host.guards),
         methods=[m.rstrip("\n") for m in c.host.methods],
         functions=[f.rstrip("\n") for f in c.host.functions])
 
@@ -455,10 +462,11 @@ def build_wheel(pkg: Path, dist_dir: str | Path, *, version: str, images: bool =
 
 def build(src_path: str | Path, out_dir: str | Path, *, name: str | None = None,
           version: str = "0.1.0", backend_default: str = "auto", wheel: bool = False,
-          dist_dir: str | Path | None = None) -> tuple[Path, Path | None]:
+          dist_dir: str | Path | None = None,
+          options: Options | None = None) -> tuple[Path, Path | None]:
     """`futgen build`: the package, and the wheel when asked for."""
     pkg = build_package(src_path, out_dir, name=name, version=version,
-                        backend_default=backend_default)
+                        backend_default=backend_default, options=options)
     if not wheel:
         return pkg, None
     dist = Path(dist_dir) if dist_dir is not None else Path(out_dir).resolve() / "dist"

@@ -100,13 +100,16 @@ class Launch:
 class Threshold:
     """A tunable threshold a plan's `when` conditions read by `key`.
 
-    The host binds `key` to the instance's setting of `<function>.<key>`
+    The host binds `key` to the instance's setting of `<function>.<base>_<k>`
     (default `default`) before the launches; `TUNING_PARAMS` lists it.
+    `under`: the plan's thresholds (key, branch) that must hold for this
+    one to matter (a strategy cascade), which its ancestor path records.
     """
 
     key: str
     default: int
     doc: str
+    under: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
-"""The first, simple flattening: core IR to GPU IR (issue 3, item 2).
+"""Flattening: core IR to GPU IR.
 
 `flatten(prog)` keeps every function and rewrites host code statement by
 statement.  The rules, in the spirit of Futhark's moderate flattening
-(Henriksen et al., PLDI 2017), cut down to what needs no versioning:
+(Henriksen et al., PLDI 2017) and incremental flattening (Henriksen et
+al., PPoPP 2019; `research/seed000_003.md`):
 
 1. **Fused first.**  The `fuse` pass before flattening (`futgen.pipeline`)
    has fused each map whose result only feeds one following Screma into it
@@ -37,8 +38,15 @@ statement.  The rules, in the spirit of Futhark's moderate flattening
    destinations hold scalars (a scatter of rows, or a histogram whose
    operator combines arrays, stays on the host).
 
-There are no thresholds and no multi-versioning yet; those come with
-incremental flattening.
+7. **Versions** (`incremental`, the default; rules G3 and G4 of
+   incremental flattening): where a reduction or scan sits under two or
+   more maps, the program gets both the moderate version (the maps' space,
+   the reduction sequential in each thread) and one that flattens the
+   reduction too (a SegRed or SegScan segmented by all the maps), chosen at
+   run time by `if suff_outer_par <= P` with P the maps' parallelism.  A
+   reduction under one map needs no guard: the segmented SegRed's code
+   generator already picks among a thread, a warp or blocks per segment.
+   The intra-block version (block-level SegOps) is not built yet.
 """
 
 from __future__ import annotations
@@ -54,27 +62,44 @@ from futgen.gpu.ir import (
     SegBinOp,
     SegHist,
     SegMap,
+    SegOp,
     SegRed,
     SegScan,
     SegScatter,
     SegSpace,
+    ThresholdCmp,
     binds_arrays,
 )
 
 LEVEL = "grid"
 
 
-def flatten(prog: ir.Program) -> ir.Program:
-    """The GPU IR of `prog`: each Screma that can run in parallel becomes a SegOp."""
-    pass_ = _Flattener(prog)
-    return ir.Program(tuple(replace(f, body=pass_.host_body(f.body)) for f in prog.functions))
+# The flattening strategies: `moderate` gives each Screma one version (the
+# papers' MF baseline); `incremental` adds the guarded versions of rule 7.
+FLATTENINGS = ("incremental", "moderate")
+
+
+def flatten(prog: ir.Program, flattening: str = "incremental") -> ir.Program:
+    """The GPU IR of `prog`: each Screma that can run in parallel becomes a
+    SegOp, or (`incremental`) a choice of SegOps guarded by thresholds."""
+    if flattening not in FLATTENINGS:
+        raise ValueError(f"unknown flattening {flattening!r}; expected one of {FLATTENINGS}")
+    pass_ = _Flattener(prog, flattening == "incremental")
+    functions = []
+    for f in prog.functions:
+        pass_.fun_name = f.name
+        functions.append(replace(f, body=pass_.host_body(f.body)))
+    return ir.Program(tuple(functions))
 
 
 class _Flattener:
-    def __init__(self, prog: ir.Program):
+    def __init__(self, prog: ir.Program, incremental: bool):
         self.funs = {f.name: f for f in prog.functions}
         self.names = NameSource(prog)
         self.types = param_types(prog.functions)
+        self.incremental = incremental
+        self.fun_name = ""  # the function being flattened, which names its thresholds
+        self.num_thresholds = 0
 
     def host_body(self, body: ir.Body) -> ir.Body:
         """Host code with every Screma that can become a SegOp replaced by one."""
@@ -114,24 +139,70 @@ class _Flattener:
         return out
 
     def segop(self, stm: ir.Stm) -> list[ir.Stm] | None:
-        """The host statements (hoisted ones, then the SegOp) computing `stm`,
-        or None if its Screma cannot be a SegOp."""
+        """The host statements (hoisted ones, then the SegOp, or a guarded
+        choice of SegOps) computing `stm`, or None if its Screma cannot be a SegOp."""
         e = stm.exp
         assert isinstance(e, ir.Screma)
         e = replace(e, map_lam=replace(e.map_lam, body=inline(e.map_lam.body, self.funs,
                                                               self.names)))
         e = replace(e, scans=tuple(replace(s, lam=self._inlined(s.lam)) for s in e.scans),
                     reds=tuple(replace(r, lam=self._inlined(r.lam)) for r in e.reds))
-        kb = KernelBuilder(self.names, self.types)
-        try:
-            op = self.level(kb, e, (), (), [])
-        except NotKernel:
+        outer = self.translate(e, deep=False)
+        if outer is None:
             return None
+        hoisted, op = outer
         if isinstance(op, SegMap) and binds_arrays(op.body):
             # The rows' shapes as the threads found them (the lambda may say `[?]`).
             lam = replace(stm.exp.map_lam, ret=op.ret)
             op = replace(op, host=replace(stm, exp=replace(stm.exp, map_lam=lam)))
-        return [*kb.hoisted, ir.Stm(stm.pat, op)]
+        if self.incremental:
+            deep = self.translate(e, deep=True)
+            if deep is not None and len(deep[1].space.dims) > len(op.space.dims):
+                # The flat version's own hoisted statements, and its body
+                # renamed: names stay unique in the program.
+                more = [s for s in deep[0] if all(s.pat != h.pat for h in hoisted)]
+                flat = self.names.renamed(deep[1])
+                return [*hoisted, *self.versions(stm.pat, op, more, flat)]
+        return [*hoisted, ir.Stm(stm.pat, op)]
+
+    def translate(self, e: ir.Screma, deep: bool) -> tuple[list[ir.Stm], SegOp] | None:
+        """The host statements to hoist and the SegOp computing `e`, or None.
+        `deep`: reductions and scans under several maps become segmented
+        SegOps over all of them (else the threads run them sequentially)."""
+        kb = KernelBuilder(self.names, self.types)
+        try:
+            op = self.level(kb, e, (), (), [], deep)
+        except NotKernel:
+            return None
+        return kb.hoisted, op
+
+    def versions(self, pat: tuple[ir.Param, ...], outer: SegOp,
+                 hoisted: list[ir.Stm], flat: SegOp) -> list[ir.Stm]:
+        """`if suff_outer_par <= P then outer else flat` (rules G3 and G4 of
+        incremental flattening): `outer` runs the inner reductions or scans
+        sequentially in each of its P threads; `flat` flattens them too."""
+        par_stms, par = self.product(outer.space.dims)
+        name = f"{self.fun_name}.suff_outer_par_{self.num_thresholds}"
+        self.num_thresholds += 1
+        cond = self.names.fresh("suff_outer_par")
+        guard = ir.Stm((ir.Param(cond, ir.Prim("bool")),), ThresholdCmp(name, par))
+        branches = []
+        for stms, op in (([], outer), (hoisted, flat)):
+            res = tuple(ir.Param(self.names.fresh(p.name.base), p.type) for p in pat)
+            branches.append(ir.Body((*stms, ir.Stm(res, op)),
+                                    tuple(ir.Var(p.name) for p in res)))
+        choice = ir.If(ir.Var(cond), *branches, tuple(p.type for p in pat))
+        return [*par_stms, guard, ir.Stm(pat, choice)]
+
+    def product(self, dims: tuple[ir.SubExp, ...]) -> tuple[list[ir.Stm], ir.SubExp]:
+        """Host statements multiplying `dims`, and the product."""
+        stms: list[ir.Stm] = []
+        acc = dims[0]
+        for d in dims[1:]:
+            v = self.names.fresh("par")
+            stms.append(ir.Stm((ir.Param(v, ir.Prim("i64")),), ir.BinOp("*", "i64", acc, d)))
+            acc = ir.Var(v)
+        return stms, acc
 
     def writes(self, stm: ir.Stm) -> list[ir.Stm]:
         """A Scatter or Hist as a SegScatter or SegHist over its rows (rule 6),
@@ -167,7 +238,8 @@ class _Flattener:
         return replace(lam, body=inline(lam.body, self.funs, self.names))
 
     def level(self, kb: KernelBuilder, e: ir.Screma, gtids: tuple[ir.VName, ...],
-              dims: tuple[ir.SubExp, ...], pre: list[ir.Stm]) -> SegMap | SegRed | SegScan:
+              dims: tuple[ir.SubExp, ...], pre: list[ir.Stm],
+              deep: bool) -> SegMap | SegRed | SegScan:
         """The SegOp for Screma `e` nested in a map nest of space (`gtids`, `dims`),
         whose threads first run the kernel statements `pre`."""
         if isinstance(e.w, ir.Var) and e.w.name in kb.local:
@@ -193,7 +265,7 @@ class _Flattener:
             ret = self._scalar_ret(e.map_lam)
             kind = SegScan if e.scans else SegRed
             return kind(LEVEL, space, ops, ret, _prepend(pre, body))
-        nested = self.nest(kb, e.map_lam.body, gtids, dims, pre)
+        nested = self.nest(kb, e.map_lam.body, gtids, dims, pre, deep)
         if nested is not None:
             return nested
         body = kb.body(e.map_lam.body, e.map_lam.ret)
@@ -201,7 +273,8 @@ class _Flattener:
         return SegMap(LEVEL, space, ret, _prepend(pre, body))
 
     def nest(self, kb: KernelBuilder, body: ir.Body, gtids: tuple[ir.VName, ...],
-             dims: tuple[ir.SubExp, ...], pre: list[ir.Stm]) -> SegMap | SegRed | SegScan | None:
+             dims: tuple[ir.SubExp, ...], pre: list[ir.Stm],
+             deep: bool) -> SegMap | SegRed | SegScan | None:
         """The SegOp with one more dimension, when `body` ends in a Screma that
         returns the body's results (rules 2 and 3), or None.  On success `kb`
         holds the inner translation; on failure it is left as it was."""
@@ -212,7 +285,7 @@ class _Flattener:
         inner = last.exp
         if (not isinstance(inner, ir.Screma)
                 or tuple(ir.Var(p.name) for p in last.pat) != body.result
-                or ((inner.scans or inner.reds) and len(gtids) > 1)):
+                or ((inner.scans or inner.reds) and len(gtids) > 1 and not deep)):
             return None
         trial = kb.copy()
         stms = list(pre)
@@ -220,7 +293,7 @@ class _Flattener:
             trial.stms(body.stms[:-1], stms)
             if trial.private - kb.private:
                 return None  # every thread of the inner map would build the arrays again
-            op = self.level(trial, inner, gtids, dims, stms)
+            op = self.level(trial, inner, gtids, dims, stms, deep)
         except NotKernel:
             return None
         kb.views, kb.local, kb.hoisted = trial.views, trial.local, trial.hoisted

@@ -27,7 +27,7 @@ ufunc uses `ufunc.reduce` / `accumulate`, as the core interpreter does.
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from math import prod
 
 import numpy as np
@@ -57,6 +57,7 @@ from futgen.gpu.ir import (
     SegRed,
     SegScan,
     SegScatter,
+    ThresholdCmp,
     binds_arrays,
     num_red_results,
 )
@@ -65,23 +66,26 @@ Columns = dict[ir.VName, np.ndarray]
 
 
 def run(prog: ir.Program, entry: str, args: Sequence[Value], *,
-        vectorise: bool = True) -> list[Value]:
-    """Call entry point `entry` of GPU IR program `prog` on `args`.
+        vectorise: bool = True, thresholds: Mapping[str, int] | None = None) -> list[Value]:
+    """Call entry point `entry` of GPU IR program `prog` on `args`, with the
+    version guards' `thresholds` (name -> value; the defaults elsewhere).
 
     Arrays passed in are copied first, since entry points may consume them.
     """
     fn = prog.function(entry)
     args = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
     with np.errstate(all="ignore"):
-        return GpuInterpreter(prog, vectorise=vectorise).call(fn, args)
+        return GpuInterpreter(prog, vectorise=vectorise, thresholds=thresholds).call(fn, args)
 
 
 class GpuInterpreter(Interpreter):
     """The core interpreter plus SegOps."""
 
-    def __init__(self, prog: ir.Program, *, vectorise: bool = True):
+    def __init__(self, prog: ir.Program, *, vectorise: bool = True,
+                 thresholds: Mapping[str, int] | None = None):
         super().__init__(prog)
         self.vectorise = vectorise
+        self.thresholds = dict(thresholds or {})
 
     def exp(self, e: ir.Exp, pat: tuple[ir.Param, ...], env: Env) -> list[Value]:
         if isinstance(e, SegMap | SegRed | SegScan):
@@ -92,6 +96,8 @@ class GpuInterpreter(Interpreter):
             if isinstance(e, SegHist):
                 return self.histograms(e.ops, cols, w, env)
             return self.write(e.dests, cols, w, env)
+        if isinstance(e, ThresholdCmp):
+            return [np.bool_(self.thresholds.get(e.name, e.default) <= subexp(e.par, env))]
         if isinstance(e, Scratch):  # zeros, so a read before a write is reproducible
             return [np.zeros(tuple(int(subexp(d, env)) for d in e.shape), _dtype(ir.Prim(e.prim)))]
         return super().exp(e, pat, env)

@@ -49,6 +49,13 @@ Segment spaces and results follow Futhark's `IR/SegOp.hs`:
 A SegHist or SegScatter keeps the core statement it implements (`host`),
 which a backend without atomics (the CPU backend) runs as it is.
 
+Versions (incremental flattening, `futgen.flatten`) are host-level `If`s
+whose condition is a `ThresholdCmp`: `threshold(name) <= par`, true when
+the parallelism `par` that the then-branch's version exploits suffices.
+Its `name` is a tuning parameter (`main.suff_outer_par_0`), and `path`
+lists the guards (name, branch taken) between it and the root of its
+version tree, which the autotuner needs.
+
 Printed (`futgen dump --ir gpu`), a SegRed summing `xs` looks like
 
     let (sum_7: f32) =
@@ -180,6 +187,27 @@ class SegScatter:
 
 
 SegOp = SegMap | SegRed | SegScan | SegHist | SegScatter
+
+# A threshold's value when nothing tunes it, and "infinity" (never taken).
+DEFAULT_THRESHOLD = 32768
+INFINITE_THRESHOLD = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdCmp:
+    """`threshold(name) <= par` (a bool): whether a version that exploits
+    parallelism `par` gets enough of it, by the tunable threshold `name`.
+    `path`: the enclosing guards, outermost first, with the branch taken."""
+
+    name: str
+    par: SubExp
+    path: tuple[tuple[str, bool], ...] = ()
+    default: int = DEFAULT_THRESHOLD
+
+
+def path_text(path: tuple[tuple[str, bool], ...]) -> str:
+    """A guard path as Futhark writes it: `!main.suff_outer_par_0 main.suff_intra_par_1`."""
+    return " ".join(("" if taken else "!") + name for name, taken in path)
 
 
 def binds_arrays(body: Body) -> bool:

@@ -9,6 +9,11 @@ this module adds the SegOps, in the format shown in `futgen.gpu.ir`:
       : (f32)
     { ...kernel body... }
 
+A version guard prints as
+
+    let (suff_outer_par_9: bool) =
+      threshold(main.suff_outer_par_0, default 32768) <= par_8
+
 It subclasses the core printer, so bodies of host-level `If` and `Loop`
 (which may hold SegOps) print through it as well.
 """
@@ -26,6 +31,8 @@ from futgen.gpu.ir import (
     SegScan,
     SegScatter,
     SegSpace,
+    ThresholdCmp,
+    path_text,
 )
 
 
@@ -89,4 +96,7 @@ class GpuPrinter(Printer):
                 written = ", ".join(f"{d.arr}/{d.num_idx}" for d in dests)
                 return [f"{pad}segscatter {level} {space_text(space)} into {written}",
                         f"{pad}{INDENT}: {_types(ret)}", *self.body(body, depth)]
+            case ThresholdCmp(name, par, path, default):
+                where = f" under ({path_text(path)})" if path else ""
+                return [f"{pad}threshold({name}, default {default}{where}) <= {subexp(par)}"]
         return super().exp(e, depth)

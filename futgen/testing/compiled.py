@@ -50,22 +50,42 @@ class CompiledPackage:
 
     def __init__(self, module: ModuleType, backend: str, source: str) -> None:
         self.module = module
+        self.backend = backend
         self.instance = getattr(module, _class_name(module))(backend=backend)
         self.source = source
         self._reference: Any = None
+        self._tuned: dict[tuple, Any] = {}  # an instance per threshold setting
+
+    def version_runs(self) -> list[dict[str, int]]:
+        """Threshold settings that between them run every version of the
+        package's code (`futgen.tune.forest`)."""
+        from futgen.tune.forest import version_runs
+
+        return version_runs(self.module.TUNING_PARAMS)
+
+    def _instance(self, tuning: dict[str, int] | None) -> Any:
+        if not tuning:
+            return self.instance
+        key = tuple(sorted(tuning.items()))
+        if key not in self._tuned:
+            cls = getattr(self.module, _class_name(self.module))
+            self._tuned[key] = cls(backend=self.backend, tuning=tuning)
+        return self._tuned[key]
 
     def entry_points(self) -> dict[str, EntryTypes]:
         return {name: EntryTypes(tuple(params), tuple(results))
                 for name, (_, params, results) in self.module.ENTRY_POINTS.items()}
 
-    def call(self, entry: str, args: list[Any]) -> list[Any]:
-        """Run an entry point; the package's own (vendored) errors are re-raised
+    def call(self, entry: str, args: list[Any],
+             tuning: dict[str, int] | None = None) -> list[Any]:
+        """Run an entry point (with thresholds `tuning` over the package's
+        defaults); the package's own (vendored) errors are re-raised
         as the compiler's, which the runner knows: run-time failures and
         argument sizes that disagree as FutharkError (Futhark's compiled
         programs fail so too), other rejected arguments as DataError."""
         from futgen.errors import DataError, FutharkError
 
-        method = getattr(self.instance, self.module.ENTRY_METHODS[entry])
+        method = getattr(self._instance(tuning), self.module.ENTRY_METHODS[entry])
         try:
             result = method(*(_package_value(a) for a in args))
         except self.module.FutharkError as e:

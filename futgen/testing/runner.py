@@ -180,6 +180,7 @@ class TestOptions:
     timeout: float = 120.0
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     tolerance: float = DEFAULT_TOLERANCE
+    versions: bool = False  # run each case under every version (compiled backends)
 
 
 # ---------------------------------------------------------------- one program
@@ -297,32 +298,52 @@ def _run_case(
             expected = reference(entry, [_copy(a) for a in args])
         except FutharkError as e:
             return result(SKIPPED, f"the reference fails on this random input: {e}")
+    settings = program.version_runs() if options.versions and hasattr(
+        program, "version_runs") else [None]
+    for tuning in settings:
+        call_args = [_copy(a) for a in args] if len(settings) > 1 else args
+        status, message, feature = _check_call(program, entry, call_args, tuning, run,
+                                               expected, options)
+        if status != PASSED:
+            if tuning:
+                forced = ", ".join(f"{k}={v}" for k, v in sorted(tuning.items()))
+                message = f"With thresholds {forced}:\n{message}"
+            return result(status, message, feature)
+    return result(PASSED)
+
+
+def _check_call(program: CompiledProgram, entry: str, args: list[Value],
+                tuning: dict[str, int] | None, run: TestRun, expected: list[Value] | None,
+                options: TestOptions) -> tuple[str, str, str | None]:
+    """Call `entry` (with thresholds `tuning`, if any) and compare with the
+    expected results or error: (status, message, unsupported feature)."""
     try:
-        actual = program.call(entry, args)
+        actual = (program.call(entry, args) if tuning is None
+                  else program.call(entry, args, tuning=tuning))  # type: ignore[call-arg]
     except UnsupportedFeature as e:
-        return result(UNSUPPORTED, str(e), e.feature)
+        return UNSUPPORTED, str(e), e.feature
     except FutharkError as e:
         if run.expected_error is None:
-            return result(FAILED, f"Function failed with error:\n{e}")
+            return FAILED, f"Function failed with error:\n{e}", None
         if run.expected_error.matches(str(e)):
-            return result(PASSED)
-        return result(FAILED, _wrong_error(run.expected_error, str(e)))
+            return PASSED, "", None
+        return FAILED, _wrong_error(run.expected_error, str(e)), None
     except FutgenError as e:
-        return result(FAILED, str(e))
+        return FAILED, str(e), None
     except Exception as e:  # noqa: BLE001 - a futgen bug fails this program only
-        return result(FAILED, _internal_error("running", e))
+        return FAILED, _internal_error("running", e), None
     if run.expected_error is not None:
         wanted = run.expected_error.regex or "any error"
-        return result(FAILED, f"Program succeeded, but expected failure:\n  {wanted}")
+        return FAILED, f"Program succeeded, but expected failure:\n  {wanted}", None
     if expected is None:
-        return result(PASSED)
+        return PASSED, "", None
     mismatches = compare_values(expected, list(actual), options.tolerance)
     if not mismatches:
-        return result(PASSED)
+        return PASSED, "", None
     message = str(mismatches[0])
     if len(mismatches) > 1:
         message += f"\n...and {len(mismatches) - 1} other mismatching values."
-    return result(FAILED, message)
+    return FAILED, message, None
 
 
 def _input_values(run: TestRun) -> list[Value]:

@@ -26,11 +26,34 @@ from .layout import (
     convert_results,
     record_class,
 )
+from .tuning import Tuning, read_tuning_file
 
-__all__ = ["MISSING", "ArgumentError", "ArgumentTypeError", "ArgumentValueError", "Backend",
-           "CpuBackend", "CudaBackend", "EntryPoint", "FutgenError", "FutharkError", "Leaf",
-           "Param", "RecordOf", "TupleOf", "Unit", "check_sizes", "convert_arg", "convert_args",
-           "convert_result", "convert_results", "make_backend", "record_class"]
+__all__ = [
+    "MISSING",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
+    "Backend",
+    "CpuBackend",
+    "CudaBackend",
+    "EntryPoint",
+    "FutgenError",
+    "FutharkError",
+    "Leaf",
+    "Param",
+    "RecordOf",
+    "Tuning",
+    "TupleOf",
+    "Unit",
+    "check_sizes",
+    "convert_arg",
+    "convert_args",
+    "convert_result",
+    "convert_results",
+    "make_backend",
+    "read_tuning_file",
+    "record_class",
+]
 
 
 def __getattr__(name: str) -> object:

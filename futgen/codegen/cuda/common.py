@@ -82,10 +82,12 @@ class SegCompile:
         self.temps.append(t)
         return t
 
-    def threshold(self, base: str, default: int, doc: str) -> str:
-        """A new tunable threshold; its host variable's name."""
+    def threshold(self, base: str, default: int, doc: str,
+                  under: tuple[tuple[str, bool], ...] = ()) -> str:
+        """A new tunable threshold, which matters where the thresholds
+        (key, branch) of `under` take those branches; its host variable's name."""
         key = self.fresh(base)
-        self.thresholds.append(Threshold(key, default, doc))
+        self.thresholds.append(Threshold(key, default, doc, under))
         return key
 
     def add_kernel(self, name: str, source: str, low: KernelLowering, threads: str,

@@ -99,7 +99,8 @@ def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
         compile_tiled(sc, op, tiling, outs, tiled, reg)
         return tiled
     large_t = sc.threshold("segmap_tile_large", LARGE_TILES_FROM,
-                           "points from which tiles of 128 x 128 are used, rather than 64 x 64")
+                           "points from which tiles of 128 x 128 are used, rather than 64 x 64",
+                           under=((side, True),))
     large = f"{n} * {p} >= {large_t}"
     compile_tiled(sc, op, tiling, outs, f"{tiled} and {large}", reg)
     compile_tiled(sc, op, tiling, outs, f"{tiled} and not ({large})", reg // 2)

@@ -153,9 +153,11 @@ def _segmented(sc: SegCompile, op: SegRed) -> KernelPlan:
     block_t = sc.threshold("segred_block", BLOCK_PER_SEGMENT,
                            "segment size from which blocks reduce each segment")
     warp_t = sc.threshold("segred_warp", WARP_PER_SEGMENT,
-                          "segment size from which a warp reduces each segment")
+                          "segment size from which a warp reduces each segment",
+                          under=((block_t, False),))
     subwarp_t = sc.threshold("segred_subwarp", SUBWARP_PER_SEGMENT,
-                             f"segment size from which {SUBWARP_LANES} lanes reduce each segment")
+                             f"segment size from which {SUBWARP_LANES} lanes reduce each segment",
+                             under=((block_t, False), (warp_t, False)))
     by_blocks = f"{block_t} <= {m}"
     by_warps = f"not ({by_blocks}) and {warp_t} <= {m}"
     by_lanes = f"not ({by_blocks}) and not ({by_warps}) and {subwarp_t} <= {m}"

@@ -1,0 +1,80 @@
+"""Tuning parameters of a generated package: values, version guards, logging.
+
+A package lists its parameters in `TUNING_PARAMS` (name -> class, default,
+ancestor path, meaning) and bakes tuned values into `TUNING`.  An instance
+takes its values from, in increasing priority: the defaults, `TUNING`, the
+file named by `$FUTGEN_TUNING`, and the `tuning=` argument.  Tuning files
+are Futhark's: `name=value` lines, blank lines and `--` comments.
+
+A version guard (`Tuning.guard`) takes its version when the threshold is at
+most the parallelism the version exploits.  With logging on (`log=True` or
+`$FUTGEN_LOG` set and not `0`) each guard prints Futhark's line
+`Compared <name> <= <P>: true|false.` to stderr, which the autotuner reads;
+`guards` holds the guards of the last call either way.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from .errors import FutgenError
+
+
+class Tuning:
+    """The tuning values of one instance of a package."""
+
+    def __init__(self, params: Mapping[str, Mapping], baked: Mapping[str, int],
+                 overrides: Mapping[str, int] | None = None, log: bool = False) -> None:
+        self.params = params
+        self.values = {name: int(p["default"]) for name, p in params.items()}
+        self.values.update(_checked(baked, params, "TUNING"))
+        path = os.environ.get("FUTGEN_TUNING")
+        if path:
+            self.values.update(read_tuning_file(path, params))
+        self.values.update(_checked(overrides or {}, params, "tuning="))
+        self.log = log or os.environ.get("FUTGEN_LOG", "0") not in ("", "0")
+        # (name, parallelism, taken) of every guard of the last call, in order.
+        self.guards: list[tuple[str, int, bool]] = []
+
+    def guard(self, name: str, par: int) -> bool:
+        """Whether the version guarded by threshold `name` runs at parallelism `par`."""
+        taken = bool(self.values[name] <= par)
+        if self.log:
+            print(f"Compared {name} <= {int(par)}: {'true' if taken else 'false'}.",
+                  file=sys.stderr)
+        self.guards.append((name, int(par), taken))
+        return taken
+
+
+def read_tuning_file(path: str | Path, params: Mapping[str, Mapping]) -> dict[str, int]:
+    """The `name=value` lines of tuning file `path`, checked against `params`."""
+    values: dict[str, int] = {}
+    text = Path(path).read_text(encoding="utf-8")
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("--", 1)[0].strip()
+        if not line:
+            continue
+        name, eq, value = (part.strip() for part in line.partition("="))
+        where = f"{path}:{lineno}"
+        if not eq or not value.lstrip("-").isdigit():
+            raise FutgenError(f"{where}: expected a line `name=value` with an integer "
+                              f"value, got {line!r}")
+        values[name] = int(value)
+    return _checked(values, params, str(path))
+
+
+def _checked(values: Mapping[str, int], params: Mapping[str, Mapping],
+             source: str) -> dict[str, int]:
+    unknown = sorted(set(values) - set(params))
+    if unknown:
+        known = ", ".join(sorted(params)) or "none"
+        raise FutgenError(f"{source}: unknown tuning parameter {', '.join(unknown)}; "
+                          f"this package has: {known}")
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise FutgenError(f"{source}: tuning parameter {name} must be an integer, got {v!r}")
+    return {name: int(v) for name, v in values.items()}

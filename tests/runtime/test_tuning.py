@@ -1,0 +1,63 @@
+"""The tuning values of a package instance: defaults, baked values, the
+`$FUTGEN_TUNING` file and overrides in that order; unknown names and bad
+values rejected with the known names; guards logged in Futhark's words."""
+
+from __future__ import annotations
+
+import pytest
+from futgen_runtime.errors import FutgenError
+from futgen_runtime.tuning import Tuning, read_tuning_file
+
+PARAMS = {
+    "main.suff_outer_par_0": {"class": "threshold", "default": 32768, "path": (), "doc": ""},
+    "main.segred_block_1": {"class": "threshold", "default": 8192,
+                            "path": ("!main.suff_outer_par_0",), "doc": ""},
+}
+
+
+def test_values_come_from_defaults_baked_file_and_overrides_in_order(tmp_path, monkeypatch):
+    f = tmp_path / "prog.fut.tuning"
+    f.write_text("-- tuned on a test machine\n\nmain.suff_outer_par_0=100\n"
+                 "main.segred_block_1 = 7 -- a comment\n")
+    monkeypatch.setenv("FUTGEN_TUNING", str(f))
+    t = Tuning(PARAMS, {"main.suff_outer_par_0": 5, "main.segred_block_1": 6},
+               {"main.segred_block_1": 3})
+    assert t.values == {"main.suff_outer_par_0": 100, "main.segred_block_1": 3}
+    monkeypatch.delenv("FUTGEN_TUNING")
+    assert Tuning(PARAMS, {}).values == {"main.suff_outer_par_0": 32768,
+                                         "main.segred_block_1": 8192}
+
+
+def test_unknown_names_are_rejected_with_the_known_ones():
+    with pytest.raises(FutgenError, match=r"tuning=: unknown tuning parameter main.x_9; "
+                                          r"this package has: main.segred_block_1, "
+                                          r"main.suff_outer_par_0"):
+        Tuning(PARAMS, {}, {"main.x_9": 1})
+
+
+@pytest.mark.parametrize("value", [1.5, "12", True, None])
+def test_values_must_be_integers(value):
+    with pytest.raises(FutgenError, match="main.suff_outer_par_0 must be an integer"):
+        Tuning(PARAMS, {}, {"main.suff_outer_par_0": value})
+
+
+def test_a_bad_line_of_a_tuning_file_names_the_file_and_line(tmp_path):
+    f = tmp_path / "t.tuning"
+    f.write_text("main.suff_outer_par_0=1\nmain.segred_block_1 12\n")
+    with pytest.raises(FutgenError, match=r"t.tuning:2: expected a line `name=value`"):
+        read_tuning_file(f, PARAMS)
+
+
+def test_guards_log_futharks_line_and_remember_the_last_call(capsys, monkeypatch):
+    monkeypatch.delenv("FUTGEN_LOG", raising=False)
+    t = Tuning(PARAMS, {}, {"main.suff_outer_par_0": 10}, log=True)
+    assert t.guard("main.suff_outer_par_0", 10) is True
+    assert t.guard("main.suff_outer_par_0", 9) is False
+    assert capsys.readouterr().err == ("Compared main.suff_outer_par_0 <= 10: true.\n"
+                                       "Compared main.suff_outer_par_0 <= 9: false.\n")
+    assert t.guards == [("main.suff_outer_par_0", 10, True), ("main.suff_outer_par_0", 9, False)]
+    quiet = Tuning(PARAMS, {})
+    quiet.guard("main.suff_outer_par_0", 1)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("FUTGEN_LOG", "1")
+    assert Tuning(PARAMS, {}).log
