@@ -433,10 +433,16 @@ class CudaBackend:
     def rearrange(self, x: gpuarray.GPUArray, perm: Sequence[int]) -> gpuarray.GPUArray:
         """Dimensions permuted and materialised (`perm[i]`: source dim of result dim i)."""
         perm = [int(p) for p in perm]
+        shape = tuple(x.shape[p] for p in perm)
+        if [p for p in perm if x.shape[p] != 1] == [d for d in range(x.ndim) if x.shape[d] != 1]:
+            # Only dimensions of size 1 move: the elements keep their order.
+            return self.copy(x).reshape(shape) if x.size else self.empty(shape, x.dtype)
         lead = len(perm) - 2
-        if lead >= 0 and perm == [*range(lead), lead + 1, lead] and x.size:
-            # The last two dimensions swapped: by tiles, coalesced both ways.
-            out = self.empty(tuple(x.shape[p] for p in perm), x.dtype)
+        if (lead >= 0 and perm == [*range(lead), lead + 1, lead]
+                and min(x.shape[-2:]) >= 32):
+            # The last two dimensions swapped: by tiles, coalesced both ways
+            # (narrower matrices would leave most of a tile's threads idle).
+            out = self.empty(shape, x.dtype)
             rows, cols = x.shape[-2:]
             tiles = out.size // (rows * cols) * -(-rows // 32) * -(-cols // 32)
             self.launch(f"futgen_transpose_{x.dtype.itemsize}", tiles * 256, 256,
@@ -444,7 +450,7 @@ class CudaBackend:
                          np.int64(cols)])
             return out
         src = c_strides(x.shape)
-        region = Region(0, tuple(x.shape[p] for p in perm), tuple(src[p] for p in perm))
+        region = Region(0, shape, tuple(src[p] for p in perm))
         return self._gather(x, region)
 
     def array_lit(self, values: Sequence[Any], dtype: Any, shape: Sequence[int]) -> Any:
