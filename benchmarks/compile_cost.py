@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from futhark_programs import PROGRAMS  # noqa: E402
+from futhark_programs import PROGRAMS
 
 
 def cost(path: Path, flattening: str) -> dict:
