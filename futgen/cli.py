@@ -65,8 +65,8 @@ def _parser() -> argparse.ArgumentParser:
 
     dump = sub.add_parser("dump", help="print a program as one stage of the pipeline sees it")
     dump.add_argument("--ir", choices=_dump_stages(), default="core",
-                      help="core (internalised), a pass's name (after it; see futgen.pipeline) "
-                           "or gpu (after every pass)")
+                      help="core (internalised), a pass's name (after it; see futgen.pipeline), "
+                           "gpu (after every pass) or versions (the GPU IR's version tree)")
     dump.add_argument("program")
     _flattening_argument(dump)
     dump.set_defaults(handler=_dump)
@@ -211,11 +211,18 @@ def _dump_stages() -> list[str]:
     (the GPU IR the code generators take: after every pass)."""
     from futgen.pipeline import PASS_NAMES
 
-    return ["core", *PASS_NAMES, "gpu"]
+    return ["core", *PASS_NAMES, "gpu", "versions"]
 
 
 def _dump(args: argparse.Namespace) -> int:
     _require_file(args.program)
+    if args.ir == "versions":
+        from futgen.core import load
+        from futgen.gpu.pretty import version_tree
+        from futgen.pipeline import run_passes
+
+        print(version_tree(run_passes(load(args.program), options=_options(args))), end="")
+        return 0
     print(_dump_after(args.program, None if args.ir == "gpu" else args.ir, _options(args)),
           end="")
     return 0

@@ -100,3 +100,50 @@ class GpuPrinter(Printer):
                 where = f" under ({path_text(path)})" if path else ""
                 return [f"{pad}threshold({name}, default {default}{where}) <= {subexp(par)}"]
         return super().exp(e, depth)
+
+
+def version_tree(prog: ir.Program) -> str:
+    """Each function's SegOps as a tree of its version guards
+    (`futgen dump --ir versions`):
+
+        main
+          main.suff_outer_par_0 <= n_2 * n_2 (default 32768)
+            true:  segmap (n_2, n_2)
+            false: segred (n_2, n_2, m_3)
+
+    Host `If`s and loops that are not guards are shown only by what they hold."""
+    lines = []
+    for f in prog.functions:
+        lines.append(f.name)
+        lines += _tree(f.body, 1, {}, {}) or [f"{INDENT}(no SegOps)"]
+    return "\n".join(lines) + "\n"
+
+
+def _tree(body: ir.Body, depth: int, guards: dict, products: dict) -> list[str]:
+    pad = INDENT * depth
+    out: list[str] = []
+    for stm in body.stms:
+        e = stm.exp
+        name = stm.pat[0].name if stm.pat else None
+        match e:
+            case ir.BinOp("*", "i64", x, y):
+                products[name] = f"{products.get(getattr(x, 'name', None), subexp(x))} * " \
+                                 f"{products.get(getattr(y, 'name', None), subexp(y))}"
+            case ThresholdCmp(threshold, par, _, default):
+                guards[name] = e
+                size = products.get(getattr(par, "name", None), subexp(par))
+                out.append(f"{pad}{threshold} <= {size} (default {default})")
+            case ir.If(ir.Var(c), then_, else_, _) if c in guards:
+                out += [f"{pad}{INDENT}true:  {line.lstrip()}" if k == 0 else INDENT + line
+                        for k, line in enumerate(_tree(then_, depth + 1, guards, products))]
+                out += [f"{pad}{INDENT}false: {line.lstrip()}" if k == 0 else INDENT + line
+                        for k, line in enumerate(_tree(else_, depth + 1, guards, products))]
+            case ir.If(_, then_, else_, _):
+                out += _tree(then_, depth, guards, products) + _tree(else_, depth, guards, products)
+            case ir.Loop(_, _, loop_body):
+                out += _tree(loop_body, depth, guards, products)
+            case SegMap() | SegRed() | SegScan() | SegHist() | SegScatter():
+                kind = type(e).__name__.lower()
+                dims = ", ".join(subexp(d) for d in e.space.dims)
+                out.append(f"{pad}{kind} ({dims})")
+    return out

@@ -211,3 +211,15 @@ def test_every_version_passes_the_test_blocks_on_cuda(program: Path) -> None:
     report = run_tests([program], TestOptions(backend="cuda", timeout=600.0, versions=True))
     [result] = report.results
     assert result.status == "passed", str(report)
+
+
+def test_the_version_tree_prints_each_guard_with_its_versions() -> None:
+    from futgen.gpu.pretty import version_tree
+
+    text = version_tree(_flat(MATMUL))
+    lines = text.splitlines()
+    assert lines[0] == "main"
+    assert lines[1].startswith("  main.suff_outer_par_0 <= n_") and lines[1].endswith(
+        "(default 32768)")
+    assert lines[2].startswith("    true:  segmap (") and lines[3].startswith("    false: segred (")
+    assert version_tree(_flat(MATMUL, "moderate")).splitlines()[1].startswith("  segmap (")
