@@ -38,3 +38,6 @@ entry row_prefix [n][m] (xss: [n][m]i32) : [n][m]i32 = map (scan (+) 0) xss
 entry row_prefix_compose [n][m] (xss: [n][m]i32) : ([n][m]i32, [n][m]i32) =
   unzip (map (\xs -> unzip (scan (\(a, b) (c, d) -> (a * c, b * c + d)) (1, 0)
                                  (map (\x -> (x % 3 + 1, x)) xs))) xss)
+
+-- Segments of a size the type fixes (a constant in the kernels).
+entry row_sums_of_8 [n] (xss: [n][8]f32) : [n]f32 = map f32.sum xss
