@@ -18,9 +18,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from futgen import __version__
 from futgen.errors import FutgenError
+
+if TYPE_CHECKING:
+    from futgen.pipeline import Options
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,30 +189,34 @@ def _flattening_argument(p: argparse.ArgumentParser) -> None:
                         "moderate: one version per parallel construct")
 
 
-def _options(args: argparse.Namespace):
+def _options(args: argparse.Namespace) -> Options:
     from futgen.pipeline import Options
 
     return Options(flattening=args.flattening)
 
 
-def _dump_after(path: str, until: str | None, options=None) -> str:
-    """The program in `path` after pass `until` (futgen.pipeline), printed;
-    `core`: straight from internalisation."""
+def _dump_after(path: str, stage: str, options: Options) -> str:
+    """The program in `path` printed at `stage` (see `_dump_stages`)."""
     from futgen.core import load
     from futgen.core.pretty import pretty as pretty_core
     from futgen.gpu.pretty import pretty as pretty_gpu
-    from futgen.pipeline import Options, is_gpu, run_passes
+    from futgen.gpu.pretty import version_tree
+    from futgen.pipeline import is_gpu, run_passes
 
     prog = load(path)
-    if until == "core":
+    if stage == "core":
         return pretty_core(prog)
-    prog = run_passes(prog, until, options or Options())
+    until = None if stage in ("gpu", "versions") else stage
+    prog = run_passes(prog, until, options)
+    if stage == "versions":
+        return version_tree(prog)
     return (pretty_gpu if is_gpu(until) else pretty_core)(prog)
 
 
 def _dump_stages() -> list[str]:
-    """What `futgen dump --ir` takes: `core`, every pass's name, and `gpu`
-    (the GPU IR the code generators take: after every pass)."""
+    """What `futgen dump --ir` takes: `core` (straight from internalisation),
+    every pass's name (after it), `gpu` (the GPU IR the code generators take:
+    after every pass) and `versions` (that IR's version tree)."""
     from futgen.pipeline import PASS_NAMES
 
     return ["core", *PASS_NAMES, "gpu", "versions"]
@@ -216,15 +224,7 @@ def _dump_stages() -> list[str]:
 
 def _dump(args: argparse.Namespace) -> int:
     _require_file(args.program)
-    if args.ir == "versions":
-        from futgen.core import load
-        from futgen.gpu.pretty import version_tree
-        from futgen.pipeline import run_passes
-
-        print(version_tree(run_passes(load(args.program), options=_options(args))), end="")
-        return 0
-    print(_dump_after(args.program, None if args.ir == "gpu" else args.ir, _options(args)),
-          end="")
+    print(_dump_after(args.program, args.ir, _options(args)), end="")
     return 0
 
 

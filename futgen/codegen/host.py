@@ -225,7 +225,7 @@ class HostCompiler:
     def path(self) -> tuple[str, ...]:
         """The guards around the code being compiled, as a tuning parameter's
         ancestor path (`!` on a false branch), outermost first."""
-        return tuple(("" if taken else "!") + g for g, taken in self.branches)
+        return gpu.path_entries(self.branches)
 
     def loop(self, em: Emitter, stm: ir.Stm, e: ir.Loop) -> None:
         params = emit_loop(em, e, lambda: self.inline_body(em, e.body))
@@ -289,8 +289,8 @@ class HostCompiler:
                 # tuning files stay valid while the compiler changes.
                 name = f"{self.function_name}.{t.key.rstrip('0123456789')}{len(self.tuning_params)}"
                 public[t.key] = name
-                path = self.path() + tuple(("" if taken else "!") + public[k] for k, taken in t.under)
-                self.tuning_params[name] = ("threshold", t.default, path, t.doc)
+                under = gpu.path_entries((public[k], taken) for k, taken in t.under)
+                self.tuning_params[name] = ("threshold", t.default, self.path() + under, t.doc)
                 em.line(f"{t.key} = self.tuning[{name!r}]")
             _emit_plan(em, plan, names)
         with em.block("else:"):

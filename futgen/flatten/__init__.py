@@ -100,6 +100,10 @@ class _Flattener:
         self.incremental = incremental
         self.fun_name = ""  # the function being flattened, which names its thresholds
         self.num_thresholds = 0
+        # Set when translating a Screma met a reduction or scan under two
+        # or more maps and ran it sequentially: only then can a second,
+        # deeper translation give a flat version.
+        self.flat_version_possible = False
 
     def host_body(self, body: ir.Body) -> ir.Body:
         """Host code with every Screma that can become a SegOp replaced by one."""
@@ -147,6 +151,7 @@ class _Flattener:
                                                               self.names)))
         e = replace(e, scans=tuple(replace(s, lam=self._inlined(s.lam)) for s in e.scans),
                     reds=tuple(replace(r, lam=self._inlined(r.lam)) for r in e.reds))
+        self.flat_version_possible = False
         outer = self.translate(e, deep=False)
         if outer is None:
             return None
@@ -155,7 +160,7 @@ class _Flattener:
             # The rows' shapes as the threads found them (the lambda may say `[?]`).
             lam = replace(stm.exp.map_lam, ret=op.ret)
             op = replace(op, host=replace(stm, exp=replace(stm.exp, map_lam=lam)))
-        if self.incremental:
+        if self.incremental and self.flat_version_possible:
             deep = self.translate(e, deep=True)
             if deep is not None and len(deep[1].space.dims) > len(op.space.dims):
                 # The flat version's own hoisted statements, and its body
@@ -284,8 +289,10 @@ class _Flattener:
         last = body.stms[-1]
         inner = last.exp
         if (not isinstance(inner, ir.Screma)
-                or tuple(ir.Var(p.name) for p in last.pat) != body.result
-                or ((inner.scans or inner.reds) and len(gtids) > 1 and not deep)):
+                or tuple(ir.Var(p.name) for p in last.pat) != body.result):
+            return None
+        if (inner.scans or inner.reds) and len(gtids) > 1 and not deep:
+            self.flat_version_possible = True
             return None
         trial = kb.copy()
         stms = list(pre)

@@ -70,6 +70,7 @@ Printed (`futgen dump --ir gpu`), a SegRed summing `xs` looks like
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from futgen_runtime.errors import FAILURE_ARGS
@@ -205,9 +206,15 @@ class ThresholdCmp:
     default: int = DEFAULT_THRESHOLD
 
 
-def path_text(path: tuple[tuple[str, bool], ...]) -> str:
+def path_entries(path: Iterable[tuple[str, bool]]) -> tuple[str, ...]:
+    """Guards (name, branch taken) as a tuning parameter's path records them:
+    `("!main.suff_outer_par_0", "main.suff_intra_par_1")`."""
+    return tuple(("" if taken else "!") + name for name, taken in path)
+
+
+def path_text(path: Iterable[tuple[str, bool]]) -> str:
     """A guard path as Futhark writes it: `!main.suff_outer_par_0 main.suff_intra_par_1`."""
-    return " ".join(("" if taken else "!") + name for name, taken in path)
+    return " ".join(path_entries(path))
 
 
 def binds_arrays(body: Body) -> bool:
