@@ -100,7 +100,7 @@ class HostCompiler:
         entries = {f.name: self.names[f.name] for f in self.prog.functions if f.entry}
         return HostCode(methods, self.functions, entries, self.plans, self.tuning_params,
                         {e for e in entries if not self._uses_numpy_math(e, set())},
-                        list(self.guards.values()))
+                        list(dict.fromkeys(self.guards.values())))
 
     def _uses_numpy_math(self, fn: str, seen: set[str]) -> bool:
         seen.add(fn)
@@ -135,6 +135,11 @@ class HostCompiler:
     def stm(self, em: Emitter, stm: ir.Stm) -> None:
         e = stm.exp
         names = [pyname(p.name) for p in stm.pat]
+        match e:
+            case ir.BinOp("|" | "&", "bool", ir.Var(g), _) if g in self.guards:
+                # A guard refined by whether a version fits the device
+                # (`flatten.versions`): its branches are still the guard's.
+                self.guards[stm.pat[0].name] = self.guards[g]
         text = scalar_exp(e) if isinstance(stm.pat[0].type, ir.Prim) else None
         if text is None and isinstance(e, ir.SubExpOp):
             text = subexp(e.se)
@@ -161,6 +166,8 @@ class HostCompiler:
                 self.tuning_params[name] = ("threshold", default, self.path(),
                                             "parallelism from which the guarded version runs")
                 em.line(f"{names[0]} = self._tuning.guard({name!r}, {subexp(par)})")
+            case gpu.BlockFits(size):
+                em.line(f"{names[0]} = b.block_fits(int({subexp(size)}))")
             case _:
                 em.line(f"{names[0]} = {self.array_op(stm, e)}")
 
@@ -333,8 +340,9 @@ def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
                        for a in launch.args)
         shared = launch.shared_bytes if isinstance(launch.shared_bytes, int) \
             else f"int({launch.shared_bytes})"
+        block = launch.block if isinstance(launch.block, int) else f"int({launch.block})"
         call = (f"b.launch_sig({launch.kernel!r}, {sig!r}, int({launch.threads}), "
-                f"{launch.block}, {shared}{args})")
+                f"{block}, {shared}{args})")
         if launch.when is None:
             em.line(call)
         else:

@@ -86,11 +86,12 @@ class Temp:
 
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """One kernel launch: `threads` in total (a host expression), `block` per block."""
+    """One kernel launch: `threads` in total (a host expression), `block` per
+    block (a number, or a host expression)."""
 
     kernel: str
     threads: str
-    block: int
+    block: int | str
     args: tuple[KArg, ...]
     shared_bytes: int | str = 0  # dynamic shared memory per block (or a host expression)
     when: str | None = None  # a host condition (over the plan's thresholds): launch if true

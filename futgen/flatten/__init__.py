@@ -56,9 +56,17 @@ from dataclasses import replace
 from futgen.core import ir
 from futgen.flatten import interchange
 from futgen.flatten.fusion import fuse_body
-from futgen.flatten.kernel import KernelBuilder, NotKernel, inline
+from futgen.flatten.intra import (
+    NotIntra,
+    intra_parallelism,
+    intra_version,
+    shared_bytes,
+    worth_intra,
+)
+from futgen.flatten.kernel import KernelBuilder, NotKernel, commutative_operator, inline
 from futgen.flatten.names import NameSource, param_types, substitute
 from futgen.gpu.ir import (
+    BlockFits,
     SegBinOp,
     SegHist,
     SegMap,
@@ -160,15 +168,43 @@ class _Flattener:
             # The rows' shapes as the threads found them (the lambda may say `[?]`).
             lam = replace(stm.exp.map_lam, ret=op.ret)
             op = replace(op, host=replace(stm, exp=replace(stm.exp, map_lam=lam)))
-        if self.incremental and self.flat_version_possible:
+        if not self.incremental:
+            return [*hoisted, ir.Stm(stm.pat, op)]
+        intra = self.intra(stm, e, hoisted)
+        flat = None
+        if self.flat_version_possible:
             deep = self.translate(e, deep=True)
             if deep is not None and len(deep[1].space.dims) > len(op.space.dims):
-                # The flat version's own hoisted statements, and its body
-                # renamed: names stay unique in the program.
-                more = [s for s in deep[0] if all(s.pat != h.pat for h in hoisted)]
-                flat = self.names.renamed(deep[1])
-                return [*hoisted, *self.versions(stm.pat, op, more, flat)]
-        return [*hoisted, ir.Stm(stm.pat, op)]
+                flat = self._renamed(deep, hoisted)
+        return [*hoisted, *self.versions(stm.pat, op, intra, flat)]
+
+    def intra(self, stm: ir.Stm, e: ir.Screma,
+              hoisted: list[ir.Stm]) -> tuple[list[ir.Stm], SegOp] | None:
+        """The intra-block version of map `e` (`futgen.flatten.intra`), if
+        it is worth having and its body can be block code."""
+        if e.scans or e.reds or not worth_intra(e.map_lam.body):
+            return None
+        kb = KernelBuilder(self.names, self.types)
+        try:
+            op = intra_version(e, kb, self.names.fresh("gtid"), stm)
+        except NotIntra:
+            return None
+        return self._renamed((kb.hoisted, op), hoisted)
+
+    def _renamed(self, version: tuple[list[ir.Stm], SegOp],
+                 hoisted: list[ir.Stm]) -> tuple[list[ir.Stm], SegOp]:
+        """A second translation of a Screma: the statements it hoists that
+        the first did not, and its SegOp with every name it binds renamed,
+        so names stay unique in the program."""
+        more = [s for s in version[0] if all(s.pat != h.pat for h in hoisted)]
+        op = version[1]
+        host = getattr(op, "host", None)
+        if host is None:
+            return more, self.names.renamed(op)
+        # The core statement a SegMap keeps binds names the SegOp may use
+        # (hoisted): renamed on its own, it leaves those uses alone.
+        return more, replace(self.names.renamed(replace(op, host=None)),
+                             host=self.names.renamed(host))
 
     def translate(self, e: ir.Screma, deep: bool) -> tuple[list[ir.Stm], SegOp] | None:
         """The host statements to hoist and the SegOp computing `e`, or None.
@@ -182,22 +218,80 @@ class _Flattener:
         return kb.hoisted, op
 
     def versions(self, pat: tuple[ir.Param, ...], outer: SegOp,
-                 hoisted: list[ir.Stm], flat: SegOp) -> list[ir.Stm]:
-        """`if suff_outer_par <= P then outer else flat` (rules G3 and G4 of
-        incremental flattening): `outer` runs the inner reductions or scans
-        sequentially in each of its P threads; `flat` flattens them too."""
-        par_stms, par = self.product(outer.space.dims)
-        name = f"{self.fun_name}.suff_outer_par_{self.num_thresholds}"
+                  intra: tuple[list[ir.Stm], SegOp] | None,
+                  flat: tuple[list[ir.Stm], SegOp] | None) -> list[ir.Stm]:
+        """The guarded choice of versions (rule G3 of incremental flattening):
+
+            if suff_outer_par <= P then outer
+            else if suff_intra_par <= P * intra_par && fits then intra
+            else flat
+
+        `outer` runs the inner parallelism sequentially in each of its P
+        threads, `intra` runs it in a block per point, `flat` flattens it
+        too.  Without a flat version, `outer` is the fallback:
+        `if suff_outer_par <= P || !fits then outer else intra`."""
+        if intra is None and flat is None:
+            return [ir.Stm(pat, outer)]
+        stms, par = self.product(outer.space.dims)
+        outer_ok = self.threshold(stms, "suff_outer_par", par)
+        if intra is None:
+            assert flat is not None
+            return [*stms, self.choice(pat, outer_ok, ([], outer), flat)]
+        more, op = intra
+        assert isinstance(op, SegMap)
+        stms += more
+        fits = self.fits(stms, op)
+        if flat is None:
+            unfit = self.bool_op(stms, ir.UnOp("not", "bool", fits))
+            take_outer = self.bool_op(stms, ir.BinOp("|", "bool", outer_ok, unfit))
+            return [*stms, self.choice(pat, take_outer, ([], outer), ([], op))]
+        inner: list[ir.Stm] = []
+        block_par, intra_par = intra_parallelism(op, self.names)
+        inner += block_par
+        inner_par = self.bool_op(inner, ir.BinOp("*", "i64", par, intra_par), "par")
+        intra_ok = self.threshold(inner, "suff_intra_par", inner_par)
+        take_intra = self.bool_op(inner, ir.BinOp("&", "bool", intra_ok, fits))
+        res = tuple(ir.Param(self.names.fresh(p.name.base), p.type) for p in pat)
+        inner.append(self.choice(res, take_intra, ([], op), flat))
+        rest = ir.Body(tuple(inner), tuple(ir.Var(p.name) for p in res))
+        return [*stms, self.choice(pat, outer_ok, ([], outer), rest)]
+
+    def threshold(self, stms: list[ir.Stm], base: str, par: ir.SubExp) -> ir.Var:
+        """`threshold(<fn>.<base>_<k>) <= par`, a new tuning parameter."""
+        name = f"{self.fun_name}.{base}_{self.num_thresholds}"
         self.num_thresholds += 1
-        cond = self.names.fresh("suff_outer_par")
-        guard = ir.Stm((ir.Param(cond, ir.Prim("bool")),), ThresholdCmp(name, par))
+        cond = self.names.fresh(base)
+        stms.append(ir.Stm((ir.Param(cond, ir.Prim("bool")),), ThresholdCmp(name, par)))
+        return ir.Var(cond)
+
+    def fits(self, stms: list[ir.Stm], op: SegMap) -> ir.Var:
+        """Whether a block of the intra-block version `op` fits the device."""
+        size_stms, size = shared_bytes(op, self.names)
+        stms += size_stms
+        return self.bool_op(stms, BlockFits(size), "fits")
+
+    def bool_op(self, stms: list[ir.Stm], e: ir.Exp, base: str = "cond") -> ir.Var:
+        """`e` bound to a fresh name (a bool, or an i64 for `par`)."""
+        v = self.names.fresh(base)
+        t = ir.Prim("i64") if base == "par" else ir.Prim("bool")
+        stms.append(ir.Stm((ir.Param(v, t),), e))
+        return ir.Var(v)
+
+    def choice(self, pat: tuple[ir.Param, ...], cond: ir.SubExp,
+               then_: tuple[list[ir.Stm], SegOp], else_: tuple[list[ir.Stm], SegOp] | ir.Body
+               ) -> ir.Stm:
+        """`let pat = if cond then <then_> else <else_>`; a version is its
+        own host statements and SegOp, or a body (a further choice)."""
         branches = []
-        for stms, op in (([], outer), (hoisted, flat)):
+        for version in (then_, else_):
+            if isinstance(version, ir.Body):
+                branches.append(version)
+                continue
+            stms, op = version
             res = tuple(ir.Param(self.names.fresh(p.name.base), p.type) for p in pat)
             branches.append(ir.Body((*stms, ir.Stm(res, op)),
                                     tuple(ir.Var(p.name) for p in res)))
-        choice = ir.If(ir.Var(cond), *branches, tuple(p.type for p in pat))
-        return [*par_stms, guard, ir.Stm(pat, choice)]
+        return ir.Stm(pat, ir.If(cond, *branches, tuple(p.type for p in pat)))
 
     def product(self, dims: tuple[ir.SubExp, ...]) -> tuple[list[ir.Stm], ir.SubExp]:
         """Host statements multiplying `dims`, and the product."""
@@ -259,7 +353,7 @@ class _Flattener:
             raise NotKernel("a Screma with both scans and reductions")
         if e.scans or e.reds:
             ops = tuple(SegBinOp(kb.op_lambda(o.lam), o.nes,
-                                 getattr(o, "comm", False) or _commutative_operator(o.lam))
+                                 getattr(o, "comm", False) or commutative_operator(o.lam))
                         for o in (*e.scans, *e.reds))
             if any(isinstance(ne, ir.Var) and ne.name in kb.local
                    for o in ops for ne in o.nes):
@@ -346,13 +440,3 @@ def _prepend(stms: list[ir.Stm], body: ir.Body) -> ir.Body:
 
 
 __all__ = ["flatten"]
-
-
-def _commutative_operator(lam: ir.Lambda) -> bool:
-    """Whether `lam` is one built-in operator that the operator table says is
-    commutative (`+`, `*`, `max`, ...): then a reduction may combine elements
-    in any order, which lets kernels read memory coalesced."""
-    from futgen_runtime.prims import BINOPS
-
-    op = ir.lambda_binop(lam)
-    return op is not None and BINOPS[op.op].commutative

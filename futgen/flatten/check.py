@@ -11,7 +11,17 @@ the pass, not as a confusing failure in the code generator.
 from __future__ import annotations
 
 from futgen.core import ir
-from futgen.gpu.ir import Scratch, SegHist, SegMap, SegRed, SegScan, SegScatter
+from futgen.gpu.ir import (
+    BLOCK,
+    BLOCKS,
+    Scratch,
+    SegHist,
+    SegMap,
+    SegOp,
+    SegRed,
+    SegScan,
+    SegScatter,
+)
 
 _KERNEL_OPS = (ir.SubExpOp, ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.Index, ir.Assert,
                ir.ArraySize, ir.If, ir.Loop)
@@ -34,17 +44,48 @@ def check_program(prog: ir.Program) -> None:
 def _host_body(body: ir.Body) -> None:
     for stm in body.stms:
         match stm.exp:
+            case SegMap(level=level) if level == BLOCKS:
+                _block_body(stm.exp.body)
             case SegMap() | SegRed() | SegScan() | SegHist() | SegScatter():
-                _kernel_body(stm.exp.body, private=isinstance(stm.exp, SegMap))
-                for op in getattr(stm.exp, "ops", ()):
-                    if not all(isinstance(p.type, ir.Prim) for p in op.lam.params):
-                        raise KernelRuleError("an operator with array parameters")
-                    _kernel_body(op.lam.body)
+                _segop(stm.exp, private=isinstance(stm.exp, SegMap))
             case ir.If(_, then_, else_, _):
                 _host_body(then_)
                 _host_body(else_)
             case ir.Loop(_, _, loop_body):
                 _host_body(loop_body)
+
+
+def _segop(op: SegOp, private: bool) -> None:
+    if op.level == BLOCKS:
+        raise KernelRuleError("a block per point inside a kernel")
+    _kernel_body(op.body, private)
+    for o in getattr(op, "ops", ()):
+        if not all(isinstance(p.type, ir.Prim) for p in o.lam.params):
+            raise KernelRuleError("an operator with array parameters")
+        _kernel_body(o.lam.body)
+
+
+def _block_body(body: ir.Body) -> None:
+    """Block code: kernel code plus `BLOCK` SegOps (no private arrays in
+    their threads), and arrays of host-known shape that are never updated."""
+    for stm in body.stms:
+        e = stm.exp
+        match e:
+            case SegMap() | SegRed() | SegScan() if e.level == BLOCK:
+                _segop(e, private=False)
+            case ir.If(_, then_, else_, _):
+                _block_body(then_)
+                _block_body(else_)
+            case ir.Loop(merge, _, loop_body):
+                for p, _ in merge:
+                    _check_binding(p, True)
+                _block_body(loop_body)
+            case ir.Replicate():
+                pass
+            case _ if not isinstance(e, _KERNEL_OPS):
+                raise KernelRuleError(f"{type(e).__name__} in block code")
+        for p in stm.pat:
+            _check_binding(p, True)
 
 
 def _kernel_body(body: ir.Body, private: bool = False) -> None:

@@ -651,3 +651,13 @@ class KernelBuilder:
         if not all(isinstance(t, ir.Prim) for t in lam.ret):
             raise NotKernel("an operator on arrays")
         return replace(lam, body=self.body(lam.body))
+
+
+def commutative_operator(lam: ir.Lambda) -> bool:
+    """Whether `lam` is one built-in operator that the operator table says is
+    commutative (`+`, `*`, `max`, ...): then a reduction may combine elements
+    in any order, which lets kernels read memory coalesced."""
+    from futgen_runtime.prims import BINOPS
+
+    op = ir.lambda_binop(lam)
+    return op is not None and BINOPS[op.op].commutative

@@ -4,7 +4,8 @@ Host code is core IR, so this is the core interpreter
 (`futgen.core.interpret.Interpreter`) with one more rule: a SegOp evaluates
 its kernel body at every point of its segment space (a SegHist or SegScatter
 then writes the columns into its destinations as the core Hist and Scatter
-do).
+do).  Block code (the body of a `BLOCKS` SegMap) runs point by point like
+host code, its `BLOCK` SegOps by the same rule.
 
 Kernel bodies bind only scalars (`futgen.gpu.ir`), which makes them easy to
 run *vectorised over the space*: every name holds a column with one value
@@ -49,6 +50,8 @@ from futgen.errors import FutharkError
 from futgen.flatten.names import free_vars
 from futgen.frontend.types import PRIM_DTYPES
 from futgen.gpu.ir import (
+    BLOCKS,
+    BlockFits,
     Scratch,
     SegBinOp,
     SegHist,
@@ -96,6 +99,8 @@ class GpuInterpreter(Interpreter):
             if isinstance(e, SegHist):
                 return self.histograms(e.ops, cols, w, env)
             return self.write(e.dests, cols, w, env)
+        if isinstance(e, BlockFits):  # shared memory is not limited here
+            return [np.bool_(True)]
         if isinstance(e, ThresholdCmp):
             return [np.bool_(self.thresholds.get(e.name, e.default) <= subexp(e.par, env))]
         if isinstance(e, Scratch):  # zeros, so a read before a write is reproducible
@@ -122,7 +127,7 @@ class GpuInterpreter(Interpreter):
                env: Env) -> list[np.ndarray]:
         """One column per body result: its value at every point, in row-major order."""
         dtypes = [_dtype(t) for t in op.ret]
-        if self.vectorise and not binds_arrays(op.body):
+        if self.vectorise and op.level != BLOCKS and not binds_arrays(op.body):
             n = prod(dims)
             idx = np.unravel_index(np.arange(n, dtype=np.int64), dims)
             cols: Columns = {g: np.asarray(i, dtype=np.int64) for g, i in zip(op.space.gtids, idx)}

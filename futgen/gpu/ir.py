@@ -23,8 +23,12 @@ point of a segment space, in parallel; the body is *kernel code*:
 Segment spaces and results follow Futhark's `IR/SegOp.hs`:
 
 * `SegSpace(gtids, dims)`: the body sees one index per dimension (`gtids`,
-  i64); the space has `prod(dims)` points.  Level "grid" (the only level so
-  far) means one thread per point across the whole device.
+  i64); the space has `prod(dims)` points.
+* Levels (Futhark's SegThread/SegGroup, the papers' levels 1 and 0):
+  `GRID`: one thread per point, across the whole device; `BLOCKS`: a SegMap
+  whose points each get a whole thread block, its body *block code*;
+  `BLOCK`: a SegMap, SegRed or SegScan inside block code, whose points are
+  shared by the threads of the block.
 * `SegMap`: the body returns one scalar per result; result `i` is an array
   of shape `dims` with element type `ret[i]`.
 * `SegRed`: the body returns first the operands of every reduction operator
@@ -48,6 +52,16 @@ Segment spaces and results follow Futhark's `IR/SegOp.hs`:
 
 A SegHist or SegScatter keeps the core statement it implements (`host`),
 which a backend without atomics (the CPU backend) runs as it is.
+
+Block code (the body of a `BLOCKS` SegMap: incremental flattening's
+intra-block version) is run by every thread of the block alike, so it
+computes scalars redundantly, and its control flow is the same in every
+thread.  Its parallel work is `BLOCK` SegOps, whose bodies are kernel code
+as above (no arrays of their own).  The arrays it binds (the results of
+`BLOCK` SegMaps and SegScans, `Replicate`, loop parameters, `If` results)
+live in the block's shared memory, so their shapes must be known on the
+host; they are never updated in place.  `block_shared_arrays` lists them and
+`BlockFits(bytes)` is the host's run-time check that they fit.
 
 Versions (incremental flattening, `futgen.flatten`) are host-level `If`s
 whose condition is a `ThresholdCmp`: `threshold(name) <= par`, true when
@@ -76,6 +90,7 @@ from dataclasses import dataclass
 from futgen_runtime.errors import FAILURE_ARGS
 
 from futgen.core.ir import (
+    ArrayT,
     Body,
     HistOp,
     If,
@@ -95,6 +110,9 @@ MAX_ASSERT_ARGS = FAILURE_ARGS  # message arguments a kernel can report
 # which compare and swap can update whatever the operator (others, and
 # tuples, are combined under a lock per bin).
 HIST_PRIMS = frozenset({"i32", "u32", "f32", "i64", "u64", "f64"})
+
+
+GRID, BLOCKS, BLOCK = "grid", "blocks", "block"
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +224,14 @@ class ThresholdCmp:
     default: int = DEFAULT_THRESHOLD
 
 
+@dataclass(frozen=True, slots=True)
+class BlockFits:
+    """Whether a block's shared memory can hold `bytes` more bytes on this
+    device (a bool; always true on a backend without shared memory)."""
+
+    bytes: SubExp
+
+
 def path_entries(path: Iterable[tuple[str, bool]]) -> tuple[str, ...]:
     """Guards (name, branch taken) as a tuning parameter's path records them:
     `("!main.suff_outer_par_0", "main.suff_intra_par_1")`."""
@@ -229,6 +255,37 @@ def binds_arrays(body: Body) -> bool:
                     not all(isinstance(p.type, Prim) for p, _ in merge) or binds_arrays(loop_body)):
                 return True
     return False
+
+
+def block_ops(body: Body) -> list[SegMap | SegRed | SegScan]:
+    """The `BLOCK` SegOps of block code `body`, at any depth of its ifs and loops."""
+    out: list[SegMap | SegRed | SegScan] = []
+    for stm in body.stms:
+        match stm.exp:
+            case SegMap() | SegRed() | SegScan() if stm.exp.level == BLOCK:
+                out.append(stm.exp)
+            case If(_, then_, else_, _):
+                out += block_ops(then_) + block_ops(else_)
+            case Loop(_, _, loop_body):
+                out += block_ops(loop_body)
+    return out
+
+
+def block_shared_arrays(body: Body) -> list[tuple[VName, ArrayT]]:
+    """The arrays block code `body` binds that get shared memory of their
+    own, in the order its statements bind them, at any depth: statement
+    patterns and loop parameters (a loop's results are its parameters')."""
+    out: list[tuple[VName, ArrayT]] = []
+    for stm in body.stms:
+        match stm.exp:
+            case Loop(merge, _, loop_body):
+                out += [(p.name, p.type) for p, _ in merge if isinstance(p.type, ArrayT)]
+                out += block_shared_arrays(loop_body)
+                continue
+            case If(_, then_, else_, _):
+                out += block_shared_arrays(then_) + block_shared_arrays(else_)
+        out += [(p.name, p.type) for p in stm.pat if isinstance(p.type, ArrayT)]
+    return out
 
 
 def num_red_results(op: SegRed | SegScan) -> int:

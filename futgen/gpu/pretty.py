@@ -23,6 +23,8 @@ from __future__ import annotations
 from futgen.core import ir
 from futgen.core.pretty import INDENT, Printer, _ses, _types, subexp
 from futgen.gpu.ir import (
+    GRID,
+    BlockFits,
     Scratch,
     SegHist,
     SegMap,
@@ -96,6 +98,8 @@ class GpuPrinter(Printer):
                 written = ", ".join(f"{d.arr}/{d.num_idx}" for d in dests)
                 return [f"{pad}segscatter {level} {space_text(space)} into {written}",
                         f"{pad}{INDENT}: {_types(ret)}", *self.body(body, depth)]
+            case BlockFits(size):
+                return [f"{pad}block_fits {subexp(size)}"]
             case ThresholdCmp(name, par, path, default):
                 where = f" under ({path_text(path)})" if path else ""
                 return [f"{pad}threshold({name}, default {default}{where}) <= {subexp(par)}"]
@@ -129,6 +133,8 @@ def _tree(body: ir.Body, depth: int, guards: dict, products: dict) -> list[str]:
             case ir.BinOp("*", "i64", x, y):
                 products[name] = f"{products.get(getattr(x, 'name', None), subexp(x))} * " \
                                  f"{products.get(getattr(y, 'name', None), subexp(y))}"
+            case ir.BinOp("|" | "&", "bool", ir.Var(g), _) if g in guards:
+                guards[name] = guards[g]  # refined by whether a version fits
             case ThresholdCmp(threshold, par, _, default):
                 guards[name] = e
                 size = products.get(getattr(par, "name", None), subexp(par))
@@ -144,6 +150,8 @@ def _tree(body: ir.Body, depth: int, guards: dict, products: dict) -> list[str]:
                 out += _tree(loop_body, depth, guards, products)
             case SegMap() | SegRed() | SegScan() | SegHist() | SegScatter():
                 kind = type(e).__name__.lower()
+                if e.level != GRID:
+                    kind += f" {e.level}"  # a block per point
                 dims = ", ".join(subexp(d) for d in e.space.dims)
                 out.append(f"{pad}{kind} ({dims})")
     return out

@@ -154,6 +154,10 @@ class CpuBackend:
         """Not available, as `launch`."""
         self.launch(kernel, threads, block, args, shared_bytes)
 
+    def block_fits(self, nbytes: int) -> bool:
+        """Always: generated CPU code runs a block's work without shared memory."""
+        return True
+
     def sync(self) -> None:
         """Nothing to wait for: CPU failures raise where they happen."""
 

@@ -37,6 +37,7 @@ from .indexing import (
     resolve,
     shape_text,
 )
+from .limits import BLOCK_RESERVED_BYTES
 
 MAX_RANK = 8
 # Host words of the failure protocol: the arguments, then the code (0: none).
@@ -87,12 +88,13 @@ def _ptr(x: Any) -> int:
     return 0 if data is None else int(data)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Kernel:
     """A loaded kernel and the packing of its parameters for one signature."""
 
     function: Any
     pack: Any  # struct packing of the failure pointers and the signature's arguments
+    shared_limit: int = 48 * 1024  # dynamic shared memory it may take per block
 
 
 class CudaBackend:
@@ -117,6 +119,7 @@ class CudaBackend:
         attrs = self.device.get_attributes()
         self._sm_count = int(attrs[cuda.device_attribute.MULTIPROCESSOR_COUNT])
         self._threads_per_sm = int(attrs[cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR])
+        self._max_shared = int(attrs[cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])
         # The smallest grid cap of any block size: launches below it skip max_grid.
         self._uncapped_blocks = self.max_grid(1024)
         self._pool = DeviceMemoryPool()
@@ -263,8 +266,17 @@ class CudaBackend:
             params = k.pack(*self._fail_ptrs, *args)
         except struct.error:
             params = k.pack(*self._fail_ptrs, *_coerced(sig, args))
+        if shared_bytes > k.shared_limit:  # beyond 48 KiB, a kernel must opt in
+            k.function.set_attribute(
+                cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
+            k.shared_limit = shared_bytes
         k.function._launch_kernel((blocks, 1, 1), (block, 1, 1), params, shared_bytes, None)
         self._pending = True
+
+    def block_fits(self, nbytes: int) -> bool:
+        """Whether a block can have `nbytes` of dynamic shared memory besides
+        what an intra-block kernel keeps for itself."""
+        return nbytes + BLOCK_RESERVED_BYTES <= self._max_shared
 
     def max_grid(self, block: int) -> int:
         """The most blocks a launch gets: 8 full waves of the device."""

@@ -1,7 +1,9 @@
 """Thread-private arrays: the maps of tests/programs/forms/private_arrays.fut
 become SegMaps whose threads build arrays (nothing stays on the host), the
 array-operator reductions become row reductions of a transpose, and every
-flattened entry point computes what the core interpreter computes."""
+flattened entry point computes what the core interpreter computes.  The
+moderate flattening: the other versions incremental flattening adds are
+tests/flatten/test_versions.py's."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from futgen.flatten.check import check_program
 from futgen.frontend import load
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import Scratch, SegMap, SegRed, SegScan
-from futgen.pipeline import run_passes
+from futgen.pipeline import Options, run_passes
 
 PROGRAM = Path(__file__).resolve().parents[1] / "programs" / "forms" / "private_arrays.fut"
 
@@ -37,7 +39,7 @@ EXPECTED = {
 @cache
 def _programs() -> tuple[ir.Program, ir.Program]:
     core = internalise(load(str(PROGRAM)))
-    gpu = run_passes(core)
+    gpu = run_passes(core, options=Options("moderate"))
     check_program(gpu)
     return core, gpu
 

@@ -17,6 +17,7 @@ from futgen.frontend import check_source
 from futgen.gpu.interpret import run
 from futgen.gpu.ir import (
     INFINITE_THRESHOLD,
+    BlockFits,
     SegMap,
     SegOp,
     SegRed,
@@ -44,6 +45,9 @@ def _versions(prog: ir.Program, fn: str = "main") -> list[tuple[ThresholdCmp, Se
     """(guard, then-version, else-version) of every guarded choice in `fn`."""
     body = prog.function(fn).body
     guards = {s.pat[0].name: s.exp for s in body.stms if isinstance(s.exp, ThresholdCmp)}
+    for s in body.stms:  # a guard refined by whether the intra-block version fits
+        if isinstance(s.exp, ir.BinOp) and getattr(s.exp.x, "name", None) in guards:
+            guards[s.pat[0].name] = guards[s.exp.x.name]
     out = []
     for s in body.stms:
         if isinstance(s.exp, ir.If) and isinstance(s.exp.cond, ir.Var) \
@@ -223,3 +227,70 @@ def test_the_version_tree_prints_each_guard_with_its_versions() -> None:
         "(default 32768)")
     assert lines[2].startswith("    true:  segmap (") and lines[3].startswith("    false: segred (")
     assert version_tree(_flat(MATMUL, "moderate")).splitlines()[1].startswith("  segmap (")
+
+
+MAPSCAN1 = """
+entry main [m][n] (xss: [m][n]i32) : [m][n]i32 =
+  map2 (\\xs i -> loop row = xs for _j < 4 do
+                   let row' = map (+ i32.i64 i) row
+                   in scan (+) 0 row')
+       xss (iota m)"""
+
+
+def _block_ops(body: ir.Body) -> list[str]:
+    """The `BLOCK` SegOps of block code, in order, as `SegScan` etc."""
+    out = []
+    for s in body.stms:
+        if isinstance(s.exp, SegOp):
+            out.append(type(s.exp).__name__)
+        elif isinstance(s.exp, ir.Loop):
+            out += [f"loop {x}" for x in _block_ops(s.exp.body)]
+    return out
+
+
+def test_mapscan1_has_the_outer_and_the_intra_block_version() -> None:
+    """The papers' running example: a thread per row running the loop's map
+    and scan sequentially, or a block per row sharing them; the intra-block
+    version is taken below the outer threshold when its arrays fit."""
+    prog = _flat(MAPSCAN1)
+    [(guard, outer, intra)] = _versions(prog)
+    assert guard.name == "main.suff_outer_par_0"
+    assert (outer.level, intra.level) == ("grid", "blocks")
+    # The row copied into shared memory, then the loop's map and scan.
+    assert _block_ops(intra.body) == ["SegMap", "loop SegScan"]
+    fits = [s for s in prog.function("main").body.stms if isinstance(s.exp, BlockFits)]
+    assert len(fits) == 1
+    xss = np.random.default_rng(1).integers(-9, 9, (5, 37), np.int32)
+    want = xss.copy()
+    for _ in range(4):
+        want = np.cumsum(want + np.arange(5, dtype=np.int32)[:, None], axis=1, dtype=np.int32)
+    for value in FORCED.values():
+        for vectorise in (True, False):
+            got = run(prog, "main", [xss], thresholds={guard.name: value}, vectorise=vectorise)
+            np.testing.assert_array_equal(got[0], want)
+
+
+@pytest.mark.parametrize(("src", "intra"), [
+    ("entry main [n][m] (x: [n][m]i32) : [n]i32 = map i32.sum x", False),
+    ("entry main [n][m] (x: [n][m]i32) : [n][m]i32 = map (scan (+) 0) x", False),
+    ("entry main [n][m] (x: [n][m]i32) : [n](i32, i32) = map (\\r -> (i32.sum r, i32.maximum r)) x",
+     True),
+    (("entry main [n][m] (x: [n][m]i32) : [n][m]i32 = "
+     "map (\\r -> loop r for _i < 3 do map (+1) r) x"), True),
+])
+def test_intra_block_versions_where_a_block_has_work_enough(src: str, intra: bool) -> None:
+    """Futhark's rule: two or more reductions or scans, or a SOAC in a loop;
+    one reduction or scan under a map is a segmented SegOp already."""
+    levels = [op.level for _, _, op in _versions(_flat(src))]
+    assert levels == (["blocks"] if intra else [])
+
+
+def test_intra_block_code_keeps_arrays_it_cannot_share_out() -> None:
+    """An array updated in place would need one thread to write while the
+    others wait: no intra-block version."""
+    src = """
+entry main [n][m] (x: [n][m]i32) : [n][m]i32 =
+  map (\\r -> loop r = copy r for i < m do
+                let s = i32.sum r
+                in r with [i] = s) x"""
+    assert not _versions(_flat(src))

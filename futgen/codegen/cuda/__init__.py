@@ -1,7 +1,8 @@
 """CUDA code generation: SegOp statements -> kernels and `KernelPlan`s.
 
 `compile_segop` dispatches on the SegOp and its space to one strategy
-module (`segmap` for SegMap and SegScatter, `segred`, `segscan`, `seghist`); each lowers kernel code to ImpCode
+module (`segmap` for SegMap and SegScatter, `intra` for a SegMap with a
+block per point, `segred`, `segscan`, `seghist`); each lowers kernel code to ImpCode
 (`lower.py`) and renders it (`render.py`).  `render_kernels_file` writes a
 program's `kernels.cu` from `templates/kernels.cu.j2`: the includes, the
 prelude of scalar helpers (`scalar.prelude`), then every plan's kernels.
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import jinja2
 
 from futgen.codegen.cuda.common import SegCompile
+from futgen.codegen.cuda.intra import compile_intra
 from futgen.codegen.cuda.lower import ErrorTable, c_name
 from futgen.codegen.cuda.scalar import prelude
 from futgen.codegen.cuda.seghist import compile_seghist
@@ -28,7 +30,7 @@ from futgen.codegen.cuda.segscan import compile_segscan
 from futgen.codegen.plan import KernelPlan
 from futgen.codegen.resources import templates_dir
 from futgen.core import ir
-from futgen.gpu.ir import SegHist, SegMap, SegRed, SegScan, SegScatter
+from futgen.gpu.ir import BLOCKS, SegHist, SegMap, SegRed, SegScan, SegScatter
 
 __all__ = ["compile_segop", "kernels_prelude", "render_kernels_file"]
 
@@ -62,6 +64,8 @@ def compile_segop(stm: ir.Stm, types: dict[ir.VName, ir.Type],
     errors = ErrorTable(codes if codes is not None else _codes_from(fresh))
     sc = SegCompile(stm, types, lambda base: c_name(fresh(base)), errors, dict(sizes or {}))
     match stm.exp:
+        case SegMap(level=level) if level == BLOCKS:
+            return compile_intra(sc, stm.exp)
         case SegMap():
             return compile_segmap(sc, stm.exp)
         case SegRed():
@@ -86,8 +90,9 @@ def render_kernels_file(plans: Sequence[KernelPlan]) -> str:
                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     template = env.get_template("kernels.cu.j2")
     sources = [p.source for p in plans]
+    intra = any("futgen_block_scan" in s for s in sources)
     return template.render(prelude=kernels_prelude(), kernels=sources,
-                           cub=any("cub::" in s for s in sources),
+                           cub=intra or any("cub::" in s for s in sources), intra=intra,
                            atomics=any("futgen_atomic_combine" in s for s in sources),
                            locks=any("futgen_store_cg" in s for s in sources),
                            tiles=any("futgen_load4" in s for s in sources))

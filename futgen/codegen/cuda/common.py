@@ -91,7 +91,7 @@ class SegCompile:
         return key
 
     def add_kernel(self, name: str, source: str, low: KernelLowering, threads: str,
-                   block: int = BLOCK, when: str | None = None,
+                   block: int | str = BLOCK, when: str | None = None,
                    shared_bytes: int | str = 0) -> None:
         """Records a kernel rendered elsewhere (a skeleton) and its launch."""
         self.sources.append(source)
@@ -100,12 +100,14 @@ class SegCompile:
                                     when))
 
     def kernel(self, base: str, low: KernelLowering, body: Sequence[Stm], threads: str,
-               block: int = BLOCK, when: str | None = None) -> None:
-        """Renders a kernel from its body and records its launch."""
+               block: int | str = BLOCK, when: str | None = None,
+               max_threads: int | None = None, shared_bytes: int | str = 0) -> None:
+        """Renders a kernel from its body and records its launch; `block` may
+        be a host expression, at most `max_threads` (`__launch_bounds__`)."""
         name = self.fresh(base)
         params = tuple(p for p, _ in low.params.values())
-        self.add_kernel(name, render.kernel(imp.Kernel(name, params, tuple(body))), low,
-                        threads, block, when)
+        source = render.kernel(imp.Kernel(name, params, tuple(body), max_threads))
+        self.add_kernel(name, source, low, threads, block, when, shared_bytes)
 
     def plan(self, results: Sequence[tuple[str, str]]) -> KernelPlan:
         return KernelPlan("\n\n".join(self.sources) + "\n", tuple(self.temps),

@@ -176,7 +176,8 @@ class Sync:
 
 @dataclass(frozen=True, slots=True)
 class Shared:
-    """A statically sized shared-memory array."""
+    """A statically sized shared-memory array (16-byte aligned); `size` 0:
+    the kernel's dynamic shared memory, sized at launch."""
 
     ctype: str
     name: str
@@ -213,6 +214,7 @@ class Kernel:
     name: str
     params: tuple[KParam, ...]
     body: tuple[Stm, ...]
+    max_threads: int | None = None  # per block, for `__launch_bounds__`
 
 
 def walk(stms: tuple[Stm, ...] | list[Stm]) -> Iterator[Stm]:

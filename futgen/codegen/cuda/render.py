@@ -86,8 +86,10 @@ def stm(s: Stm, depth: int) -> list[str]:
             return [f"{pad}{name}: ;"]
         case imp.Sync():
             return [f"{pad}__syncthreads();"]
+        case imp.Shared(ctype, name, 0):
+            return [f"{pad}extern __shared__ __align__(16) {ctype} {name}[];"]
         case imp.Shared(ctype, name, size):
-            return [f"{pad}__shared__ {ctype} {name}[{size}];"]
+            return [f"{pad}__shared__ __align__(16) {ctype} {name}[{size}];"]
         case imp.Comment(text):
             return [f"{pad}// {line}" for line in text.splitlines()]
         case imp.Return():
@@ -100,5 +102,6 @@ def kernel(k: imp.Kernel) -> str:
     params = ["int32_t *failure", "int64_t *failure_args"]
     params += [f"{p.ctype} *{p.name}" if p.pointer else f"{p.ctype} {p.name}"
                for p in k.params]
-    head = f'extern "C" __global__ void {k.name}({", ".join(params)})'
+    bounds = "" if k.max_threads is None else f"__launch_bounds__({k.max_threads}) "
+    head = f'extern "C" __global__ void {bounds}{k.name}({", ".join(params)})'
     return "\n".join([head, "{", *stms(k.body, 1), "}"])

@@ -1,0 +1,295 @@
+"""Intra-block kernels: a thread block per point of a `BLOCKS` SegMap.
+
+Incremental flattening's intra-block version (`futgen.flatten.intra`) runs
+each point's block code in one block.  The kernel loops over the points
+with a grid stride of blocks; every thread of a block runs the block code
+alike (its scalars redundantly, its control flow in step), and each
+`BLOCK` SegOp shares its space among the threads:
+
+* a SegMap: thread `t` takes points `t, t + B, ...` (B threads per block);
+* a SegRed: each thread folds its points (strided where the operator is
+  commutative, else a contiguous run), then `futgen_block_scan`
+  (templates/kernels.cu.j2: CUB's warp scans and one warp over the warps'
+  totals) combines the threads' values in order;
+* a SegScan: each thread stores its run's elements and folds them, the
+  block scans the folds, and each thread scans its run again from its
+  prefix.
+
+The arrays of block code live in dynamic shared memory, one region per
+array `block_shared_arrays` lists (16-byte aligned), whose total the host
+computes for the launch; they are never updated in place, so a loop's
+array parameters are copied from the body's results between iterations.
+After every block operation the threads meet at a barrier that also
+checks the failure flag, so a failure in any thread stops the whole block
+together.
+
+The block size is picked at launch: the widest block operation's space,
+rounded up to a multiple of 32, at most 1024 (wider spaces loop), so
+`__launch_bounds__(1024)` holds for every launch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from futgen_runtime.limits import BLOCK_RESERVED_BYTES
+
+from futgen.codegen.cuda import imp, render
+from futgen.codegen.cuda.common import (
+    BDIM,
+    BID,
+    GDIM,
+    TID,
+    SegCompile,
+    decompose,
+    early_exit,
+    imin,
+    pointer,
+)
+from futgen.codegen.cuda.imp import Bin, Call, Lit, Stm
+from futgen.codegen.cuda.lower import KernelLowering, Out
+from futgen.codegen.cuda.private import ZERO, Buffer, PrivateMemory, product
+from futgen.codegen.cuda.skeleton import (
+    ValueType,
+    neutral,
+    operator_functor,
+    value_type,
+)
+from futgen.codegen.plan import CTYPES, DTYPES, KernelPlan
+from futgen.core import ir
+from futgen.gpu.ir import BLOCK, SegMap, SegRed, SegScan, block_ops, block_shared_arrays
+
+MAX_BLOCK = 1024
+SHARED = "futgen_shared"  # the dynamic shared memory
+SCRATCH = "futgen_block_scratch"  # 32 values of the widest collective
+SHARED_ALIGN = 16
+
+
+def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
+    """The plan of `let (pat) = segmap blocks ...`: one kernel, a block per point."""
+    low = BlockLowering(sc)
+    arrays = block_shared_arrays(op.body)
+    low.mem = SharedMemory(low, arrays)
+    prims = [t.name if isinstance(t, ir.Prim) else t.elem for t in op.ret]
+    outs = [pointer(low, sc.array(f"{p.name.base}_mem", prim,
+                                  (*op.space.dims, *getattr(t, "shape", ())), output=True))
+            for p, prim, t in zip(sc.stm.pat, prims, op.ret)]
+    dims = [low.subexp(d) for d in op.space.dims]
+    point = low.fresh("point")
+    res: list[Out] = [low.fresh("res") if isinstance(t, ir.Prim)
+                      else _row_store(low, o, imp.Var(point)) for t, o in zip(op.ret, outs)]
+    inner: list[Stm] = decompose(low, imp.Var(point), op.space.gtids, dims)
+    inner += [imp.Decl(CTYPES[p], r) for p, r in zip(prims, res) if isinstance(r, str)]
+    inner += low.body(op.body, res)
+    scalars = tuple(imp.Store(o, imp.Var(point), imp.Var(r))
+                    for o, r in zip(outs, res) if isinstance(r, str))
+    if scalars:
+        inner.append(imp.If(Bin("==", TID, Lit("0")), scalars))
+    inner.append(early_exit(barriers=True))  # the next point reuses the shared memory
+    total = low.fresh("points")
+    scratch = [imp.Shared("unsigned char", SCRATCH, 32 * low.scratch_bytes)
+               ] if low.scratch_bytes else []
+    body = [imp.Shared("unsigned char", SHARED, 0), *scratch,
+            early_exit(barriers=True), *low.mem.decls,
+            imp.Decl("int64_t", total, product(dims)),
+            imp.For("int64_t", point, BID, imp.Var(total), tuple(inner), GDIM)]
+    if 32 * low.scratch_bytes > BLOCK_RESERVED_BYTES:
+        raise NotImplementedError("block operations on values of more than "
+                                  f"{BLOCK_RESERVED_BYTES // 32} bytes")
+    block = _block_size(sc, op)
+    sc.kernel("intra", low, body, f"({sc.host_product(op.space.dims)}) * {block}",
+              block=block, max_threads=MAX_BLOCK, shared_bytes=_shared_bytes(sc, arrays))
+    return sc.plan([("array", o) for o in outs])
+
+
+def _block_size(sc: SegCompile, op: SegMap) -> str:
+    """The threads per block, as a host expression: the widest block
+    operation, rounded up to a warp, within [32, MAX_BLOCK]."""
+    widths = [sc.host_product(inner.space.dims) for inner in block_ops(op.body)]
+    widest = f"max({', '.join(widths)})" if len(widths) > 1 else widths[0]
+    return f"min({MAX_BLOCK}, max(32, -(-({widest}) // 32) * 32))"
+
+
+def _shared_bytes(sc: SegCompile, arrays: Sequence[tuple[ir.VName, ir.ArrayT]]) -> str:
+    """The dynamic shared memory of the arrays, as a host expression (the
+    flattener's `shared_bytes` computes the same for `block_fits`)."""
+    parts = [f"(({sc.host_product(t.shape)}) * {_itemsize(t.elem)} + {SHARED_ALIGN - 1})"
+             f" // {SHARED_ALIGN} * {SHARED_ALIGN}" for _, t in arrays]
+    return " + ".join(parts) or "0"
+
+
+def _itemsize(prim: str) -> int:
+    return np.dtype(DTYPES[prim]).itemsize
+
+
+def _row_store(low: KernelLowering, out: str, point: imp.Expr):
+    """Stores a block's shared array result into row `point` of output `out`."""
+    def store(buf: Buffer) -> list[Stm]:
+        size = product([low.subexp(d) for d in buf.shape])
+        j = low.fresh("j")
+        value = imp.Load(buf.ptr, imp.Var(j))
+        return [imp.For("int64_t", j, TID, size, (imp.Store(
+            out, Bin("+", Bin("*", point, size), imp.Var(j)), value),), BDIM)]
+    return store
+
+
+class SharedMemory(PrivateMemory):
+    """The arrays of block code, each in its own region of the dynamic
+    shared memory, shared by the block's threads (see the module docstring).
+
+    `decls` declares every region's pointer at the start of the kernel."""
+
+    def __init__(self, low: KernelLowering, arrays: Sequence[tuple[ir.VName, ir.ArrayT]]):
+        super().__init__(ir.Body((), ()), self._unplanned, Lit("0"), Lit("1"))
+        self.planned: dict[ir.VName, Buffer] = {}
+        self.decls: list[Stm] = []
+        offset: imp.Expr = Lit("(int64_t)0")
+        for v, t in arrays:
+            ptr = low.fresh(f"{v.base}_shared")
+            ctype = CTYPES[t.elem]
+            self.decls.append(imp.Decl(f"{ctype} *", ptr, Lit(
+                f"({ctype} *)({SHARED} + {render.expr(offset)})"), True))
+            self.planned[v] = Buffer(ptr, t.elem, t.shape)  # type: ignore[arg-type]
+            size = Bin("*", product([low.subexp(d) for d in t.shape]), Lit(str(_itemsize(t.elem))))
+            aligned = Bin("*", Bin("/", Bin("+", size, Lit(str(SHARED_ALIGN - 1))),
+                                   Lit(str(SHARED_ALIGN))), Lit(str(SHARED_ALIGN)))
+            offset = Bin("+", offset, aligned)
+
+    @staticmethod
+    def _unplanned(prim: str, shape: tuple[ir.SubExp, ...]) -> str:
+        raise NotImplementedError("block code needs an array that has no shared memory")
+
+    def new(self, v: ir.VName, t: ir.ArrayT) -> Buffer:
+        if v not in self.planned:
+            self._unplanned(t.elem, t.shape)  # type: ignore[arg-type]
+        self.bind(v, self.planned[v])
+        return self.planned[v]
+
+    def reusable(self, se: ir.SubExp) -> bool:
+        return False  # the flattener sized one region per loop parameter
+
+    def at(self, buf: Buffer, flat: imp.Expr) -> imp.Expr:
+        return flat
+
+    def copy(self, dst: Buffer, src: Buffer, size: imp.Expr, fresh,
+             offset: imp.Expr = ZERO) -> list[Stm]:
+        if dst.ptr == src.ptr:
+            return []
+        j = fresh("j")
+        store = imp.Store(dst.ptr, Bin("+", offset, imp.Var(j)), imp.Load(src.ptr, imp.Var(j)))
+        return [imp.For("int64_t", j, TID, size, (store,), BDIM), early_exit(barriers=True)]
+
+    def fill(self, dst: Buffer, size: imp.Expr, value: imp.Expr, fresh) -> list[Stm]:
+        j = fresh("j")
+        store = imp.Store(dst.ptr, imp.Var(j), value)
+        return [imp.For("int64_t", j, TID, size, (store,), BDIM), early_exit(barriers=True)]
+
+
+class BlockLowering(KernelLowering):
+    """Lowers block code: kernel code plus `BLOCK` SegOps."""
+
+    def __init__(self, sc: SegCompile):
+        super().__init__(sc.types, sc.errors, sc.fresh, sc.sizes)
+        self.sc = sc
+        space = sc.stm.exp.space  # type: ignore[attr-defined]
+        self.ranges.update(zip(space.gtids, space.dims))
+        self.scratch_bytes = 0  # the largest value a collective combines
+
+    def stm(self, s: ir.Stm) -> list[Stm]:
+        match s.exp:
+            case SegMap(level=level) if level == BLOCK:
+                return self.block_map(s.pat, s.exp)
+            case SegRed(level=level) | SegScan(level=level) if level == BLOCK:
+                return self.block_reduce(s.pat, s.exp)
+        return super().stm(s)
+
+    def _space(self, op: SegMap | SegRed | SegScan) -> list[imp.Expr]:
+        self.ranges.update(zip(op.space.gtids, op.space.dims))
+        return [self.subexp(d) for d in op.space.dims]
+
+    def _point(self, op: SegMap | SegRed | SegScan, flat: imp.Expr, dims: list[imp.Expr],
+               outs: Sequence[str]) -> list[Stm]:
+        """The body at flat index `flat` of the space, results into `outs`;
+        a failure skips to the end of it (every thread must reach the barrier)."""
+        stms = decompose(self, flat, op.space.gtids, dims)
+        return [imp.Block(tuple(stms + self.region((), op.body, outs, self.fresh("failed"))))]
+
+    def block_map(self, pat: tuple[ir.Param, ...], op: SegMap) -> list[Stm]:
+        dims = self._space(op)
+        bufs = [self.mem.new(p.name, p.type) for p in pat]  # type: ignore[union-attr,arg-type]
+        res = [self.fresh("res") for _ in pat]
+        flat = self.fresh("l")
+        inner = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
+        inner += self._point(op, imp.Var(flat), dims, res)
+        inner += [imp.Store(b.ptr, imp.Var(flat), imp.Var(r)) for b, r in zip(bufs, res)]
+        return [imp.For("int64_t", flat, TID, product(dims), tuple(inner), BDIM),
+                early_exit(barriers=True)]
+
+    def block_reduce(self, pat: tuple[ir.Param, ...], op: SegRed | SegScan) -> list[Stm]:
+        """A reduction or scan over the block (see the module docstring)."""
+        dims = self._space(op)
+        red = [t.name for o in op.ops for t in o.lam.ret]  # type: ignore[union-attr]
+        vt = value_type(self.sc, red)
+        functor = operator_functor(self.sc, self, op.ops, vt)
+        self.sc.sources.append(vt.source + functor.source)
+        self.scratch_bytes = max(self.scratch_bytes,
+                                 sum(_itemsize(t) for t in red) + 8 * (len(red) > 1))
+        scan = isinstance(op, SegScan)
+        outs = [self.mem.new(p.name, p.type) for p in pat[0 if scan else len(red):]]  # type: ignore[union-attr,arg-type]
+        scanned, mapouts = (outs[:len(red)], outs[len(red):]) if scan else ([], outs)
+        f, acc, x = self.fresh("op"), self.fresh("acc"), self.fresh("x")
+        ys = [self.fresh("mapped") for _ in mapouts]
+        stms: list[Stm] = [imp.Decl(f"const {functor.name}", f, Lit(functor.init)),
+                           imp.Decl(vt.name, acc, Lit(neutral(self, op.ops, vt)))]
+        flat = self.fresh("l")
+        inner: list[Stm] = [imp.Decl(vt.name, x),
+                            *(imp.Decl(CTYPES[b.prim], y) for b, y in zip(mapouts, ys))]
+        inner += self._point(op, imp.Var(flat), dims,
+                             [*(vt.field(x, k) for k in range(len(red))), *ys])
+        inner += [imp.Store(b.ptr, imp.Var(flat), imp.Var(y)) for b, y in zip(mapouts, ys)]
+        inner += [imp.Store(b.ptr, imp.Var(flat), Lit(vt.field(x, k)))
+                  for k, b in enumerate(scanned)]
+        inner.append(imp.Assign(acc, Call(f, (imp.Var(acc), imp.Var(x)))))
+        n = self.fresh("n")
+        stms.append(imp.Decl("int64_t", n, product(dims)))
+        strided = not scan and all(o.commutative for o in op.ops)
+        if strided:
+            stms.append(imp.For("int64_t", flat, TID, imp.Var(n), tuple(inner), BDIM))
+        else:
+            lo, hi = self.fresh("lo"), self.fresh("hi")
+            per = Bin("/", Bin("+", imp.Var(n), Bin("-", BDIM, Lit("1"))), BDIM)
+            stms += [imp.Decl("int64_t", lo, imin(imp.Var(n), Bin("*", TID, per))),
+                     imp.Decl("int64_t", hi, imin(imp.Var(n), Bin("+", imp.Var(lo), per))),
+                     imp.For("int64_t", flat, imp.Var(lo), imp.Var(hi), tuple(inner))]
+        prefix, has_prefix = self.fresh("prefix"), self.fresh("has_prefix")
+        total = self.fresh("total")
+        stms += [imp.Decl(vt.name, prefix), imp.Decl("bool", has_prefix),
+                 imp.Decl(vt.name, total),
+                 imp.Decl(vt.name, self.fresh("inclusive"), Call("futgen_block_scan", (
+                     imp.Var(acc), imp.Var(f), Lit(f"({vt.name} *){SCRATCH}"), imp.Var(prefix),
+                     imp.Var(has_prefix), imp.Var(total))), True)]
+        if scan:
+            stms += self._rescan(vt, f, scanned, imp.Var(lo), imp.Var(hi), prefix, has_prefix)
+        else:
+            stms += [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),  # type: ignore[union-attr]
+                              Lit(vt.field(total, k)), True) for k, p in enumerate(pat[:len(red)])]
+        return [*stms, early_exit(barriers=True)]
+
+    def _rescan(self, vt: ValueType, f: str, bufs: list[Buffer], lo: imp.Expr, hi: imp.Expr,
+                prefix: str, has_prefix: str) -> list[Stm]:
+        """Each thread's run scanned from its prefix, in place."""
+        run, x, j = self.fresh("run"), self.fresh("x"), self.fresh("j")
+        first = self.fresh("first")
+        step: list[Stm] = [imp.Decl(vt.name, x)]
+        step += [imp.Assign(vt.field(x, k), imp.Load(b.ptr, imp.Var(j))) for k, b in enumerate(bufs)]
+        step.append(imp.If(imp.Var(first), (imp.Assign(run, imp.Var(x)),
+                                             imp.Assign(first, Lit("false"))),
+                           (imp.Assign(run, Call(f, (imp.Var(run), imp.Var(x)))),)))
+        step += [imp.Store(b.ptr, imp.Var(j), Lit(vt.field(run, k))) for k, b in enumerate(bufs)]
+        return [imp.Decl(vt.name, run, imp.Var(prefix)),
+                imp.Decl("bool", first, imp.Un("!", imp.Var(has_prefix))),
+                imp.For("int64_t", j, lo, hi, tuple(step))]
+
+
+__all__ = ["compile_intra"]

@@ -1,0 +1,336 @@
+"""The intra-block version of a map (incremental flattening's rule G3, e_middle).
+
+`map (\\x -> e) xs`, where `e` has parallelism of its own, can give each
+point of the map a whole thread block: the map becomes a `BLOCKS` SegMap,
+and `e` becomes block code (`futgen.gpu.ir`) whose SOACs are `BLOCK`
+SegOps shared by the block's threads, their intermediate arrays in shared
+memory.  This suits a map whose points are few but whose inner work is
+wide enough for a block (LocVolCalib's tridiagonal solves, the papers'
+`mapscan1`), and keeps a loop's arrays in fast memory across iterations.
+
+`BlockBuilder` translates the map's body, reusing `KernelBuilder` for what
+block code shares with kernel code (views of the arrays outside, scalar
+statements, hoisting invariant work to the host).  Inside a `BLOCK` SegOp
+the body is kernel code: its own inner SOACs run sequentially in each
+thread.  What block code cannot hold raises `NotIntra`, and the map gets no
+intra-block version:
+
+* arrays whose sizes only the block knows (shared memory is sized on the
+  host), arrays updated in place or built element by element (they would
+  need one thread to write while the others wait), thread-private arrays
+  inside a `BLOCK` SegOp;
+* scatter, histograms, and a Screma with both scans and reductions.
+
+`worth_intra` says when the version is worth having (Futhark's rule): the
+body has more than one reduction or scan, or a SOAC inside a loop; one
+reduction or scan under a map is a segmented SegRed or SegScan already.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from futgen.core import ir
+from futgen.flatten.fusion import fuse_body
+from futgen.flatten.kernel import (
+    I64,
+    KernelBuilder,
+    NotKernel,
+    View,
+    commutative_operator,
+)
+from futgen.flatten.names import NameSource
+from futgen.frontend.types import PRIM_DTYPES
+from futgen.gpu.ir import (
+    BLOCK,
+    BLOCKS,
+    SegBinOp,
+    SegMap,
+    SegRed,
+    SegScan,
+    SegSpace,
+    block_ops,
+    block_shared_arrays,
+)
+
+# Every shared array starts at a multiple of this many bytes.
+SHARED_ALIGN = 16
+
+
+class NotIntra(Exception):
+    """This map gets no intra-block version; the message says why."""
+
+
+def worth_intra(body: ir.Body) -> bool:
+    """Whether a map with this body should get an intra-block version: its
+    body has two or more reductions or scans, or a SOAC inside a loop."""
+    return _reductions(body) >= 2 or _soac_in_loop(body, False)
+
+
+def _reductions(body: ir.Body) -> int:
+    n = 0
+    for stm in body.stms:
+        match stm.exp:
+            case ir.Screma(scans=scans, reds=reds, map_lam=lam):
+                n += (1 if scans or reds else 0) + _reductions(lam.body)
+            case ir.If(_, then_, else_, _):
+                n += _reductions(then_) + _reductions(else_)
+            case ir.Loop(_, _, loop_body):
+                n += _reductions(loop_body)
+    return n
+
+
+def _soac_in_loop(body: ir.Body, in_loop: bool) -> bool:
+    for stm in body.stms:
+        match stm.exp:
+            case ir.Screma() if in_loop:
+                return True
+            case ir.Loop(_, _, loop_body) if _soac_in_loop(loop_body, True):
+                return True
+            case ir.If(_, then_, else_, _) if (_soac_in_loop(then_, in_loop)
+                                                or _soac_in_loop(else_, in_loop)):
+                return True
+    return False
+
+
+def intra_version(e: ir.Screma, kb: KernelBuilder, gtid: ir.VName,
+                  host: ir.Stm) -> SegMap:
+    """The `BLOCKS` SegMap computing the map `e` (`host` its statement), one
+    block per row; `kb` collects the statements to hoist to the host."""
+    if e.scans or e.reds:
+        raise NotIntra("the map also reduces or scans")
+    kb.local.add(gtid)
+    block = BlockBuilder(kb)
+    pre: list[ir.Stm] = []
+    try:
+        for p, a in zip(e.map_lam.params, e.arrs):
+            kb.bind_row(p, a, (ir.Var(gtid),), pre)
+        body = block.body(e.map_lam.body, e.map_lam.ret)
+    except NotKernel as err:
+        raise NotIntra(str(err)) from None
+    body = ir.Body((*pre, *body.stms), body.result)
+    if not block_ops(body):
+        raise NotIntra("no parallelism inside")
+    ret = tuple(kb.types[r.name] if isinstance(t, ir.ArrayT) else t  # type: ignore[union-attr]
+                for t, r in zip(e.map_lam.ret, body.result))
+    lam = replace(e.map_lam, ret=ret)
+    return SegMap(BLOCKS, SegSpace((gtid,), (e.w,)), ret, body,
+                  replace(host, exp=replace(host.exp, map_lam=lam)))
+
+
+class BlockBuilder:
+    """Translates a map's body into block code (see the module docstring).
+
+    The arrays block code binds are `kb.private` (they need memory of their
+    own: shared memory here), so `KernelBuilder`'s bookkeeping of views and
+    shapes carries over."""
+
+    def __init__(self, kb: KernelBuilder):
+        self.kb = kb
+        self.names: NameSource = kb.names
+
+    def body(self, body: ir.Body, ret: tuple[ir.Type, ...]) -> ir.Body:
+        """Block code computing `body`; array results are shared arrays."""
+        out: list[ir.Stm] = []
+        body = fuse_body(body)
+        for stm in body.stms:
+            self.stm(stm, out)
+        results = []
+        for t, r in zip(ret, body.result):
+            if isinstance(t, ir.ArrayT):
+                r = self.shared(r, out)
+            else:
+                self.kb.require_scalar(r)
+            results.append(r)
+        return ir.Body(tuple(out), tuple(results))
+
+    def stm(self, stm: ir.Stm, out: list[ir.Stm]) -> None:
+        pat, e = stm.pat, stm.exp
+        kb = self.kb
+        match e:
+            case ir.Screma():
+                out.append(self.block_op(pat, e))
+            case ir.Loop():
+                out.append(self.loop(pat, e, out))
+            case ir.If(cond, then_, else_, ret):
+                types = tuple(p.type for p in pat)
+                then_ = self.body(then_, types)
+                pat = kb.shaped(pat, then_.result)
+                else_ = kb.same_shapes(pat, self.body(else_, types))
+                kb._bind(pat)
+                out.append(ir.Stm(pat, ir.If(cond, then_, else_, ret)))
+            case ir.Copy(v) | ir.SubExpOp(ir.Var(v)) if isinstance(pat[0].type, ir.ArrayT):
+                # Block code never updates an array in place: a copy may alias.
+                kb.views[pat[0].name] = kb.views.get(v, View(v, ()))
+                kb.local.add(pat[0].name)
+            case ir.Replicate(shape, value) if not kb._is_array(value):
+                pat = (ir.Param(pat[0].name, ir.ArrayT(pat[0].type.elem, shape)),)  # type: ignore[union-attr]
+                kb._bind(pat)
+                out.append(ir.Stm(pat, e))
+            case ir.Update() | ir.Replicate() | ir.Concat() | ir.ArrayLit() | ir.Scatter() \
+                    | ir.Hist() | ir.Reshape():
+                raise NotIntra(f"{type(e).__name__} in block code")
+            case ir.Rearrange(arr, _) if arr in kb.local:
+                raise NotIntra("a transposition of an array the block makes")
+            case _:
+                kb.stm(stm, out)
+
+    def block_op(self, pat: tuple[ir.Param, ...], e: ir.Screma) -> ir.Stm:
+        """A `BLOCK` SegMap, SegRed or SegScan computing Screma `e`; its body
+        is kernel code, each thread running its inner SOACs sequentially."""
+        if e.scans and e.reds:
+            raise NotIntra("a Screma with both scans and reductions")
+        if not self.kb.invariant_size(e.w):
+            raise NotIntra("a width known only in the block")
+        tb = self.kb.copy()
+        ltid = self.names.fresh("ltid")
+        tb.local.add(ltid)
+        pre: list[ir.Stm] = []
+        for p, a in zip(e.map_lam.params, e.arrs):
+            tb.bind_row(p, a, (ir.Var(ltid),), pre)
+        ops = tuple(SegBinOp(tb.op_lambda(o.lam), o.nes,
+                             getattr(o, "comm", False) or commutative_operator(o.lam))
+                    for o in (*e.scans, *e.reds))
+        if any(isinstance(ne, ir.Var) and ne.name in tb.local and ne.name not in self.kb.local
+               for o in ops for ne in o.nes):
+            raise NotIntra("a neutral element computed by a thread")
+        body = tb.body(e.map_lam.body)
+        if tb.private - self.kb.private:
+            raise NotIntra("threads of a block operation that need private arrays")
+        self._adopt(tb)
+        body = ir.Body((*pre, *body.stms), body.result)
+        space = SegSpace((ltid,), (e.w,))
+        elems = [p.type for o in ops for p in o.lam.params[:len(o.nes)]]
+        nscan = len(elems) if e.scans else 0
+        nred = len(elems) - nscan
+        ret = tuple(t for t in e.map_lam.ret)
+        pat = tuple(p if nscan <= k < nscan + nred else
+                    ir.Param(p.name, ir.ArrayT(_prim(p.type), (e.w,)))
+                    for k, p in enumerate(pat))
+        self.kb._bind(pat)
+        op: SegMap | SegRed | SegScan
+        if e.scans:
+            op = SegScan(BLOCK, space, ops, ret, body)
+        elif e.reds:
+            op = SegRed(BLOCK, space, ops, ret, body)
+        else:
+            op = SegMap(BLOCK, space, ret, body)
+        return ir.Stm(pat, op)
+
+    def loop(self, pat: tuple[ir.Param, ...], e: ir.Loop, out: list[ir.Stm]) -> ir.Stm:
+        """A loop of block code; its array parameters are shared arrays."""
+        kb = self.kb
+        merge = []
+        for p, init in e.merge:
+            if isinstance(p.type, ir.ArrayT):
+                init = self.shared(init, out)
+                p = ir.Param(p.name, kb.types[init.name])  # type: ignore[union-attr]
+            merge.append((p, init))
+        params = tuple(p for p, _ in merge)
+        kb._bind(params)
+        if isinstance(e.form, ir.ForLoop):
+            kb.local.add(e.form.i)
+        body = self.body(e.body, tuple(p.type for p in params))
+        # A parameter passed on unchanged would share its memory with the
+        # next iteration's value: give the result memory of its own.
+        stms = list(body.stms)
+        results = [self.copied(r, stms) if isinstance(r, ir.Var) and r.name in
+                   {p.name for p in params if isinstance(p.type, ir.ArrayT)} else r
+                   for r in body.result]
+        body = kb.same_shapes(params, ir.Body(tuple(stms), tuple(results)))
+        pat = tuple(ir.Param(p.name, q.type) for p, q in zip(pat, params))
+        kb._bind(pat)
+        return ir.Stm(pat, ir.Loop(tuple(merge), e.form, body))
+
+    def shared(self, se: ir.SubExp, out: list[ir.Stm]) -> ir.Var:
+        """A shared array holding the array `se`: itself, or a copy of a view
+        (a row of an array outside, `iota`, a slice)."""
+        if not isinstance(se, ir.Var):
+            raise NotIntra("an array constant in block code")
+        if se.name in self.kb.private:
+            return se
+        view = self.kb.views.get(se.name)
+        if isinstance(view, View) and view.arr in self.kb.private and not view.dims:
+            return ir.Var(view.arr)
+        return self.copied(se, out)
+
+    def copied(self, se: ir.Var, out: list[ir.Stm]) -> ir.Var:
+        """A `BLOCK` SegMap copying the one-dimensional array `se`."""
+        kb = self.kb
+        if se.name in kb.private:
+            t = kb.types[se.name]
+        else:
+            n = ir.Param(self.names.fresh("n"), I64)
+            kb.stm(ir.Stm((n,), ir.ArraySize(se.name, 0)), out)
+            t = ir.ArrayT(_elem(kb, se.name), (ir.Var(n.name),))
+        if not isinstance(t, ir.ArrayT) or len(t.shape) != 1:
+            raise NotIntra("a copy of a multi-dimensional array in block code")
+        x = ir.Param(self.names.fresh("x"), ir.Prim(t.elem))
+        copy = ir.Param(self.names.fresh(f"{se.name.base}_shared"), t)
+        lam = ir.Lambda((x,), ir.Body((), (ir.Var(x.name),)), (x.type,))
+        out.append(self.block_op((copy,), ir.Screma(t.shape[0], (se.name,), (), (), lam)))  # type: ignore[arg-type]
+        return ir.Var(copy.name)
+
+    def _adopt(self, trial: KernelBuilder) -> None:
+        kb = self.kb
+        kb.views, kb.local, kb.hoisted = trial.views, trial.local, trial.hoisted
+        kb.private, kb.types = trial.private, trial.types
+
+
+def _prim(t: ir.Type) -> str:
+    return t.name if isinstance(t, ir.Prim) else t.elem
+
+
+def _elem(kb: KernelBuilder, v: ir.VName) -> str:
+    view = kb.views.get(v)
+    if view is None:
+        return _prim(kb.types[v])
+    if isinstance(view, View):
+        return _prim(kb.types[view.arr])
+    return "i64"  # an iota
+
+
+# ------------------------------------------------------------ host side
+
+def intra_parallelism(op: SegMap, names: NameSource) -> tuple[list[ir.Stm], ir.SubExp]:
+    """Host statements computing the threads a block of `op` can use (the
+    largest space of its `BLOCK` SegOps), and that number."""
+    stms: list[ir.Stm] = []
+    widest: ir.SubExp | None = None
+    for inner in block_ops(op.body):
+        size = _product(inner.space.dims, names, stms)
+        widest = size if widest is None else _bin(stms, names, "max", widest, size)
+    assert widest is not None
+    return stms, widest
+
+
+def shared_bytes(op: SegMap, names: NameSource) -> tuple[list[ir.Stm], ir.SubExp]:
+    """Host statements computing the shared memory a block of `op` needs for
+    its arrays (each rounded up to SHARED_ALIGN bytes), and that number."""
+    stms: list[ir.Stm] = []
+    total: ir.SubExp = ir.Constant(0, "i64")
+    for _, t in block_shared_arrays(op.body):
+        size = _product((*t.shape, ir.Constant(PRIM_DTYPES[t.elem].itemsize, "i64")),
+                        names, stms)
+        padded = _bin(stms, names, "+", size, ir.Constant(SHARED_ALIGN - 1, "i64"))
+        aligned = _bin(stms, names, "&", padded, ir.Constant(-SHARED_ALIGN, "i64"))
+        total = _bin(stms, names, "+", total, aligned)
+    return stms, total
+
+
+def _product(dims: tuple[ir.SubExp, ...], names: NameSource,
+             stms: list[ir.Stm]) -> ir.SubExp:
+    acc = dims[0]
+    for d in dims[1:]:
+        acc = _bin(stms, names, "*", acc, d)
+    return acc
+
+
+def _bin(stms: list[ir.Stm], names: NameSource, op: str, x: ir.SubExp,
+         y: ir.SubExp) -> ir.SubExp:
+    v = ir.Param(names.fresh("intra"), I64)
+    stms.append(ir.Stm((v,), ir.BinOp(op, "i64", x, y)))
+    return ir.Var(v.name)
+
+
+__all__ = ["NotIntra", "intra_parallelism", "intra_version", "shared_bytes", "worth_intra"]

@@ -1,0 +1,53 @@
+-- Maps whose points have parallel work of their own: incremental
+-- flattening adds an intra-block version (a thread block per point, the
+-- inner SOACs shared by its threads, their arrays in shared memory),
+-- chosen when the outer map alone is too small (`suff_outer_par`) and the
+-- block's arrays fit.  `futgen test --versions` runs every case under each.
+
+-- The papers' mapscan1: a loop of a map and a scan per row.
+-- ==
+-- entry: mapscan1
+-- input { [[1, 2, 3], [4, 5, 6]] }
+-- output { [[1, 5, 15], [7, 26, 64]] }
+-- input { empty([0][5]i32) }
+-- output { empty([0][5]i32) }
+-- input { empty([3][0]i32) }
+-- output { empty([3][0]i32) }
+-- random input { [7][1000]i32 }
+-- random input { [40][33]i32 }
+-- random input { [2][3000]i32 }
+entry mapscan1 [m][n] (xss: [m][n]i32) : [m][n]i32 =
+  map2 (\xs i -> loop row = xs for _j < 3 do
+                   let row' = map (+ i32.i64 i) row
+                   in scan (+) 0 row')
+       xss (iota m)
+
+-- Two reductions and a map per row (a row normalised by its range), with a
+-- non-commutative reduction (the last positive element) beside them.
+-- ==
+-- entry: normalise
+-- input { [[1f32, 3f32, 2f32], [-1f32, -1f32, 5f32]] }
+-- output { [[0f32, 1f32, 0.5f32], [0f32, 0f32, 1f32]] [2f32, 5f32] }
+-- random input { [9][700]f32 }
+-- random input { [3][2000]f32 }
+-- random input { [100][31]f32 }
+entry normalise [m][n] (xss: [m][n]f32) : ([m][n]f32, [m]f32) =
+  unzip (map (\xs ->
+    let lo = f32.minimum xs
+    let hi = f32.maximum xs
+    let last = reduce (\a b -> if b > 0 then b else a) 0 xs
+    in (map (\x -> if hi > lo then (x - lo) / (hi - lo) else 0) xs, last)) xss)
+
+-- A tuple scan and a scalar read of its result per row (an affine
+-- recurrence, the shape of LocVolCalib's tridiagonal solves), in a loop.
+-- ==
+-- entry: recurrences
+-- random input { [5][300]f64 [5][300]f64 }
+-- random input { [64][17]f64 [64][17]f64 }
+entry recurrences [m][n] (as: [m][n]f64) (bs: [m][n]f64) : ([m][n]f64, [m]f64) =
+  unzip (map2 (\a b ->
+    let ys = loop ys = b for _i < 2 do
+      let (_, zs) = unzip (scan (\(p, q) (r, s) -> (p * r, q * r + s)) (1, 0)
+                                (zip (map (\x -> 0.5 * x) a) ys))
+      in zs
+    in (ys, ys[n - 1] + f64.sum ys)) as bs)
