@@ -9,7 +9,9 @@ Builds benchmarks/programs/kernels.fut and times on device-resident f32:
   SegRed over all three dimensions), beside `torch.matmul` with TF32 off;
 * row sums of 2^26 f32 as 2^k rows, k = 0..26: a reduction under one map,
   whose versions are the segmented reduction's strategies (a block or
-  blocks, a warp, 8 lanes, or one thread per row), beside `torch.sum(x, 1)`.
+  blocks, a warp, 8 lanes, or one thread per row), beside `torch.sum(x, 1)`;
+* the papers' mapscan1 on 2^22 f32 as 2^k rows (`mapscan`): a thread or a
+  block per row.
 
 Each case is checked against float64 first (the error is recorded: one
 thread adding 2^26 products in f32 is inaccurate, which is part of the
@@ -110,6 +112,42 @@ def row_sums(lib, sync, rng, rows: list[dict]) -> None:
         _print(row)
 
 
+def mapscan(lib, sync, rng, rows: list[dict]) -> None:
+    """The papers' mapscan1 over 2^22 i32 as 2^k rows of 2^(22-k), k = 4..20:
+    a thread per row running the 16 rounds of map and scan sequentially
+    (`outer`), or a block per row sharing them in shared memory (`intra`),
+    beside torch running the rounds as whole-matrix adds and cumsums.  Sums
+    wrap around in both, so results must be equal (`*_err` counts the
+    elements that differ)."""
+    import torch
+    from pycuda import gpuarray
+
+    guard = next(k for k in lib.TUNING_PARAMS if k.startswith("mapscan1.suff_outer_par"))
+    versions = {"default": {}, "outer": {guard: 0}, "intra": {guard: BIG}}
+    total = 1 << 22
+    for k in range(4, 21, 2):
+        shape = (1 << k, total >> k)
+        host = rng.integers(-100, 100, shape, dtype=np.int32)
+        x, tx = gpuarray.to_gpu(host), torch.from_numpy(host).cuda()
+        ti = torch.arange(shape[0], device="cuda", dtype=torch.int32)[:, None]
+
+        def rounds(t=tx, ti=ti):
+            for _ in range(16):
+                t = torch.cumsum(t + ti, dim=1, dtype=torch.int32)
+            return t
+
+        want = rounds().cpu().numpy()
+        row = {"family": "mapscan1", "k": k, "torch_ms": timed(rounds, sync)}
+        for name, tuning in versions.items():
+            inst = lib.BenchKernels(backend="cuda", device_results=True, tuning=tuning)
+            row[f"{name}_err"] = int((inst.mapscan1(x).get() != want).sum())
+            row[f"{name}_ms"] = timed(lambda i=inst, x=x: i.mapscan1(x), sync)
+            if name == "default":
+                row["default_version"] = "outer" if inst.last_guards[-1][2] else "intra"
+        rows.append(row)
+        _print(row)
+
+
 def _err(got: np.ndarray, want: np.ndarray) -> float:
     """The largest error relative to the largest magnitude of the result."""
     scale = max(float(np.abs(want).max()), 1e-30) if want.size else 1.0
@@ -118,6 +156,7 @@ def _err(got: np.ndarray, want: np.ndarray) -> float:
 
 def _print(row: dict) -> None:
     label = f"n={row['n']:2d} m={row['m']:2d}" if row["family"] == "matmul" else f"k={row['k']:2d}"
+    label = label.ljust(11)
     times = " ".join(f"{k[:-3]} {v:9.3f}" for k, v in row.items() if k.endswith("_ms"))
     best = min(v for k, v in row.items() if k.endswith("_ms") and k != "torch_ms")
     print(f"{row['family']:8s} {label}  {times}  torch/best {row['torch_ms'] / best:7.3f}",
@@ -127,7 +166,7 @@ def _print(row: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
-    ap.add_argument("--only", choices=["matmul", "row_sums"])
+    ap.add_argument("--only", choices=["matmul", "row_sums", "mapscan1"])
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -142,6 +181,8 @@ def main() -> None:
         matrices(lib, sync, rng, rows)
     if args.only in (None, "row_sums"):
         row_sums(lib, sync, rng, rows)
+    if args.only in (None, "mapscan1"):
+        mapscan(lib, sync, rng, rows)
     device = torch.cuda.get_device_name()
     (out / "versions.json").write_text(json.dumps({"device": device, "rows": rows}, indent=1))
     print(f"\n{device}: torch time / futgen's best version (> 1: futgen faster)")

@@ -10,3 +10,9 @@ entry transpose_f32 [n][m] (xss: [n][m]f32) : [m][n]f32 = transpose xss
 entry matmul [n][m][p] (xss: [n][m]f32) (yss: [m][p]f32) : [n][p]f32 =
   map (\xs -> map (\ys -> f32.sum (map2 (*) xs ys)) (transpose yss)) xss
 entry row_prefix [n][m] (xss: [n][m]f32) : [n][m]f32 = map (scan (+) 0) xss
+-- The papers' mapscan1 (16 rounds): a loop of a map and a scan per row.
+entry mapscan1 [m][n] (xss: [m][n]i32) : [m][n]i32 =
+  map2 (\xs i -> loop row = xs for _j < 16 do
+                   let row' = map (+ i32.i64 i) row
+                   in scan (+) 0 row')
+       xss (iota m)

@@ -94,7 +94,7 @@ class _Kernel:
 
     function: Any
     pack: Any  # struct packing of the failure pointers and the signature's arguments
-    shared_limit: int = 48 * 1024  # dynamic shared memory it may take per block
+    shared_limit: int  # dynamic shared memory it may take per block
 
 
 class CudaBackend:
@@ -237,7 +237,8 @@ class CudaBackend:
             f = module.get_function(kernel)
         except cuda.LogicError:
             raise ValueError(f"no CUDA kernel named {kernel}") from None
-        k = _Kernel(f, struct.Struct("PP" + sig).pack)
+        k = _Kernel(f, struct.Struct("PP" + sig).pack, f.get_attribute(
+            cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES))
         self._kernels[(kernel, sig)] = k
         return k
 
@@ -266,7 +267,7 @@ class CudaBackend:
             params = k.pack(*self._fail_ptrs, *args)
         except struct.error:
             params = k.pack(*self._fail_ptrs, *_coerced(sig, args))
-        if shared_bytes > k.shared_limit:  # beyond 48 KiB, a kernel must opt in
+        if shared_bytes > k.shared_limit:  # beyond 48 KiB with its own, a kernel opts in
             k.function.set_attribute(
                 cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
             k.shared_limit = shared_bytes

@@ -156,12 +156,14 @@ class Fail:
     """The failure protocol: record `code` and `args` once, then leave.
 
     `escape` is a label to jump to (in kernels with barriers, so the thread
-    still reaches them), or None to return from the kernel.
+    still reaches them), or None to return from the kernel; `flag` a local
+    bool set first, which tells the thread's next barrier that it failed.
     """
 
     code: int
     args: tuple[Expr, ...]
     escape: str | None
+    flag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,9 @@ The arrays of block code live in dynamic shared memory, one region per
 array `block_shared_arrays` lists (16-byte aligned), whose total the host
 computes for the launch; they are never updated in place, so a loop's
 array parameters are copied from the body's results between iterations.
-After every block operation the threads meet at a barrier that also
-checks the failure flag, so a failure in any thread stops the whole block
-together.
+After every block operation the threads meet at a barrier that also asks
+whether any of them failed (`__syncthreads_or` of a local flag), so a
+failure in any thread stops the whole block together.
 
 The block size is picked at launch: the widest block operation's space,
 rounded up to a multiple of 32, at most 1024 (wider spaces loop), so
@@ -64,11 +64,18 @@ MAX_BLOCK = 1024
 SHARED = "futgen_shared"  # the dynamic shared memory
 SCRATCH = "futgen_block_scratch"  # 32 values of the widest collective
 SHARED_ALIGN = 16
+FAILED = "failed"  # whether this thread failed (a local flag)
+
+
+def barrier() -> Stm:
+    """A barrier all threads of the block reach; all leave if one failed."""
+    return imp.If(Call("__syncthreads_or", (imp.Var(FAILED),)), (imp.Return(),))
 
 
 def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
     """The plan of `let (pat) = segmap blocks ...`: one kernel, a block per point."""
     low = BlockLowering(sc)
+    low.fail_flag = FAILED
     arrays = block_shared_arrays(op.body)
     low.mem = SharedMemory(low, arrays)
     prims = [t.name if isinstance(t, ir.Prim) else t.elem for t in op.ret]
@@ -86,12 +93,12 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
                     for o, r in zip(outs, res) if isinstance(r, str))
     if scalars:
         inner.append(imp.If(Bin("==", TID, Lit("0")), scalars))
-    inner.append(early_exit(barriers=True))  # the next point reuses the shared memory
+    inner.append(barrier())  # the next point reuses the shared memory
     total = low.fresh("points")
     scratch = [imp.Shared("unsigned char", SCRATCH, 32 * low.scratch_bytes)
                ] if low.scratch_bytes else []
     body = [imp.Shared("unsigned char", SHARED, 0), *scratch,
-            early_exit(barriers=True), *low.mem.decls,
+            early_exit(barriers=True), imp.Decl("bool", FAILED, Lit("false")), *low.mem.decls,
             imp.Decl("int64_t", total, product(dims)),
             imp.For("int64_t", point, BID, imp.Var(total), tuple(inner), GDIM)]
     if 32 * low.scratch_bytes > BLOCK_RESERVED_BYTES:
@@ -178,12 +185,12 @@ class SharedMemory(PrivateMemory):
             return []
         j = fresh("j")
         store = imp.Store(dst.ptr, Bin("+", offset, imp.Var(j)), imp.Load(src.ptr, imp.Var(j)))
-        return [imp.For("int64_t", j, TID, size, (store,), BDIM), early_exit(barriers=True)]
+        return [imp.For("int64_t", j, TID, size, (store,), BDIM), barrier()]
 
     def fill(self, dst: Buffer, size: imp.Expr, value: imp.Expr, fresh) -> list[Stm]:
         j = fresh("j")
         store = imp.Store(dst.ptr, imp.Var(j), value)
-        return [imp.For("int64_t", j, TID, size, (store,), BDIM), early_exit(barriers=True)]
+        return [imp.For("int64_t", j, TID, size, (store,), BDIM), barrier()]
 
 
 class BlockLowering(KernelLowering):
@@ -223,8 +230,7 @@ class BlockLowering(KernelLowering):
         inner = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
         inner += self._point(op, imp.Var(flat), dims, res)
         inner += [imp.Store(b.ptr, imp.Var(flat), imp.Var(r)) for b, r in zip(bufs, res)]
-        return [imp.For("int64_t", flat, TID, product(dims), tuple(inner), BDIM),
-                early_exit(barriers=True)]
+        return [imp.For("int64_t", flat, TID, product(dims), tuple(inner), BDIM), barrier()]
 
     def block_reduce(self, pat: tuple[ir.Param, ...], op: SegRed | SegScan) -> list[Stm]:
         """A reduction or scan over the block (see the module docstring)."""
@@ -274,7 +280,7 @@ class BlockLowering(KernelLowering):
         else:
             stms += [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),  # type: ignore[union-attr]
                               Lit(vt.field(total, k)), True) for k, p in enumerate(pat[:len(red)])]
-        return [*stms, early_exit(barriers=True)]
+        return [*stms, barrier()]
 
     def _rescan(self, vt: ValueType, f: str, bufs: list[Buffer], lo: imp.Expr, hi: imp.Expr,
                 prefix: str, has_prefix: str) -> list[Stm]:

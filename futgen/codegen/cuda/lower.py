@@ -77,6 +77,7 @@ class KernelLowering:
         self.params: dict[str, tuple[imp.KParam, KArg]] = {}
         self.escape: str | None = None
         self.escaped = False
+        self.fail_flag: str | None = None  # set by a failure that escapes (`Fail.flag`)
         self.mem: PrivateMemory | None = None  # set by kernels whose threads have arrays
 
     # ---------------------------------------------------------- parameters
@@ -189,7 +190,8 @@ class KernelLowering:
 
     def fail(self, message: str, loc: object | None, args: Sequence[Expr]) -> Fail:
         self.escaped = True
-        return Fail(self.errors.site(message, loc), tuple(args), self.escape)
+        flag = self.fail_flag if self.escape is not None else None
+        return Fail(self.errors.site(message, loc), tuple(args), self.escape, flag)
 
     # ---------------------------------------------------------- statements
 

@@ -51,6 +51,8 @@ def _fail(s: imp.Fail, pad: str) -> list[str]:
               for k, a in enumerate(s.args)]
     lines.append(f"{pad}{INDENT}failure_args[{MAX_FAILURE_ARGS}] = {s.code};")
     lines.append(f"{pad}}}")
+    if s.flag is not None:
+        lines.append(f"{pad}{s.flag} = true;")
     lines.append(f"{pad}goto {s.escape};" if s.escape else f"{pad}return;")
     return lines
 
