@@ -81,6 +81,9 @@ from futgen.gpu.ir import (
 
 LEVEL = "grid"
 
+# A version of a Screma: host statements to run first, and its SegOp.
+Version = tuple[list[ir.Stm], SegOp]
+
 
 # The flattening strategies: `moderate` gives each Screma one version (the
 # papers' MF baseline); `incremental` adds the guarded versions of rule 7.
@@ -171,15 +174,27 @@ class _Flattener:
         if not self.incremental:
             return [*hoisted, ir.Stm(stm.pat, op)]
         intra = self.intra(stm, e, hoisted)
-        flat = None
+        flat: Version | None = None
         if self.flat_version_possible:
             deep = self.translate(e, deep=True)
             if deep is not None and len(deep[1].space.dims) > len(op.space.dims):
                 flat = self._renamed(deep, hoisted)
+        elif intra is not None:
+            flat = self.interchanged(stm, e)
         return [*hoisted, *self.versions(stm.pat, op, intra, flat)]
 
+    def interchanged(self, stm: ir.Stm, e: ir.Screma) -> ir.Body | None:
+        """The version that flattens further a map whose body is a loop with
+        parallel work inside: a loop of maps (`interchange.map_loop`), each
+        flattened in turn (with versions of its own)."""
+        stms = interchange.map_loop(replace(stm, exp=e), self.names)
+        if stms is None:
+            return None
+        body = self.host_body(ir.Body(tuple(stms), tuple(ir.Var(p.name) for p in stms[-1].pat)))
+        return body
+
     def intra(self, stm: ir.Stm, e: ir.Screma,
-              hoisted: list[ir.Stm]) -> tuple[list[ir.Stm], SegOp] | None:
+              hoisted: list[ir.Stm]) -> Version | None:
         """The intra-block version of map `e` (`futgen.flatten.intra`), if
         it is worth having and its body can be block code."""
         if e.scans or e.reds or not worth_intra(e.map_lam.body):
@@ -191,8 +206,7 @@ class _Flattener:
             return None
         return self._renamed((kb.hoisted, op), hoisted)
 
-    def _renamed(self, version: tuple[list[ir.Stm], SegOp],
-                 hoisted: list[ir.Stm]) -> tuple[list[ir.Stm], SegOp]:
+    def _renamed(self, version: Version, hoisted: list[ir.Stm]) -> Version:
         """A second translation of a Screma: the statements it hoists that
         the first did not, and its SegOp with every name it binds renamed,
         so names stay unique in the program."""
@@ -217,9 +231,8 @@ class _Flattener:
             return None
         return kb.hoisted, op
 
-    def versions(self, pat: tuple[ir.Param, ...], outer: SegOp,
-                  intra: tuple[list[ir.Stm], SegOp] | None,
-                  flat: tuple[list[ir.Stm], SegOp] | None) -> list[ir.Stm]:
+    def versions(self, pat: tuple[ir.Param, ...], outer: SegOp, intra: Version | None,
+                 flat: Version | ir.Body | None) -> list[ir.Stm]:
         """The guarded choice of versions (rule G3 of incremental flattening):
 
             if suff_outer_par <= P then outer
@@ -277,9 +290,8 @@ class _Flattener:
         stms.append(ir.Stm((ir.Param(v, t),), e))
         return ir.Var(v)
 
-    def choice(self, pat: tuple[ir.Param, ...], cond: ir.SubExp,
-               then_: tuple[list[ir.Stm], SegOp], else_: tuple[list[ir.Stm], SegOp] | ir.Body
-               ) -> ir.Stm:
+    def choice(self, pat: tuple[ir.Param, ...], cond: ir.SubExp, then_: Version,
+               else_: Version | ir.Body) -> ir.Stm:
         """`let pat = if cond then <then_> else <else_>`; a version is its
         own host statements and SegOp, or a body (a further choice)."""
         branches = []

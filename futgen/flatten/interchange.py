@@ -12,6 +12,8 @@
   the transposed array are contiguous, so the segmented reduction reads
   coalesced memory.  The neutral row must be a `replicate` of a scalar,
   which is then the scalar operator's neutral element.
+* `map_loop`: incremental flattening's rule G7 (with G6 for the statements
+  before the loop): a map whose body is a loop becomes a loop of a map.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from futgen.core import ir
-from futgen.flatten.names import NameSource
+from futgen.flatten.names import NameSource, binders, free_vars, substitute
 
 
 def split(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
@@ -98,3 +100,75 @@ def _elem(t: ir.Type) -> str:
 
 def _shape(t: ir.Type) -> tuple[ir.SubExp | None, ...]:
     return t.shape if isinstance(t, ir.ArrayT) else ()
+
+
+def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
+    """Rule G7 of incremental flattening, with G6's distribution of what
+    comes before the loop:
+
+        map (\\x -> let y = f x in loop (p = g y) for i < n do b) xs
+        = let ys = map (\\x -> f x) xs              -- y's, expanded
+          in loop (ps = map g ys) for i < n do map (\\p x y -> b) ps xs ys
+
+    so the map's parallelism moves into the loop, where the loop body's
+    inner SOACs can be flattened with it.  The bound `n` must not depend on
+    the map's point, and the loop must give the map's results.  Returns
+    host statements binding `stm`'s pattern with fresh names (the last
+    statement is the loop), or None."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    if e.scans or e.reds or not e.map_lam.body.stms:
+        return None
+    lam: ir.Lambda = names.renamed(e.map_lam)
+    *pre, last = lam.body.stms
+    loop = last.exp
+    if (not isinstance(loop, ir.Loop) or not isinstance(loop.form, ir.ForLoop)
+            or lam.body.result != tuple(ir.Var(p.name) for p in last.pat)):
+        return None
+    inside = {p.name for p in lam.params} | set(binders(tuple(pre)))
+    if free_vars(loop.form.bound) & inside or any(
+            free_vars(p.type) & inside for p, _ in loop.merge):
+        return None
+    types = {p.name: p.type for p in (*lam.params, *(q for s in pre for q in s.pat))}
+    used = free_vars(loop.body) & inside - {loop.form.i}
+    inits = {init.name for _, init in loop.merge if isinstance(init, ir.Var)} & inside
+    param_arr = {p.name: a for p, a in zip(lam.params, e.arrs)}
+    expanded = sorted((used | inits) - set(param_arr), key=lambda v: v.tag)
+    if any(free_vars(types[v]) & inside for v in expanded):
+        return None
+    out: list[ir.Stm] = []
+    arrays = dict(param_arr)  # a value of the map's point -> the array of all of them
+    if expanded:
+        pats = tuple(ir.Param(names.fresh(v.base), _expand(types[v], e.w)) for v in expanded)
+        body = ir.Body(tuple(pre), tuple(ir.Var(v) for v in expanded))
+        out.append(ir.Stm(pats, ir.Screma(e.w, e.arrs, (), (), ir.Lambda(
+            lam.params, body, tuple(types[v] for v in expanded)))))
+        arrays.update((v, p.name) for v, p in zip(expanded, pats))
+    merge = []
+    for p, init in loop.merge:
+        acc = ir.Param(names.fresh(p.name.base), _expand(p.type, e.w))
+        if isinstance(init, ir.Var) and init.name in arrays:
+            start: ir.SubExp = ir.Var(arrays[init.name])
+        else:  # the same initial value at every point
+            rep = ir.Param(names.fresh(f"{p.name.base}_init"), acc.type)
+            out.append(ir.Stm((rep,), ir.Replicate((e.w,), init)))
+            start = ir.Var(rep.name)
+        merge.append((acc, start))
+    # The inner map's rows: the loop's parameters, and the values of the
+    # point the body uses (renamed: the distributed map binds them too).
+    point = {v: names.fresh(v.base) for v in sorted(used, key=lambda v: v.tag)}
+    inputs = [*((p, acc.name) for (p, _), (acc, _) in zip(loop.merge, merge)),
+              *((ir.Param(new, types[v]), arrays[v]) for v, new in point.items())]
+    rows = tuple(p for p, _ in inputs)
+    res = tuple(ir.Param(names.fresh(acc.name.base), acc.type) for acc, _ in merge)
+    inner = ir.Screma(e.w, tuple(a for _, a in inputs), (), (), ir.Lambda(
+        rows, substitute(loop.body, point), tuple(p.type for p, _ in loop.merge)))
+    new_loop = ir.Loop(tuple(merge), loop.form, ir.Body(
+        (ir.Stm(res, inner),), tuple(ir.Var(p.name) for p in res)))
+    pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+    return [*out, ir.Stm(pat, new_loop)]
+
+
+def _expand(t: ir.Type, w: ir.SubExp) -> ir.ArrayT:
+    """The type of an array of `w` values of type `t`."""
+    return ir.ArrayT(_elem(t), (w, *_shape(t)))

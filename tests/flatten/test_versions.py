@@ -5,6 +5,7 @@ backend along every path of the threshold forest)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from futgen.data import compare_values
 from futgen.flatten.check import check_program
 from futgen.frontend import check_source
 from futgen.gpu.interpret import run
+from futgen.gpu.pretty import version_tree
 from futgen.gpu.ir import (
     INFINITE_THRESHOLD,
     BlockFits,
@@ -52,10 +54,19 @@ def _versions(prog: ir.Program, fn: str = "main") -> list[tuple[ThresholdCmp, Se
     for s in body.stms:
         if isinstance(s.exp, ir.If) and isinstance(s.exp.cond, ir.Var) \
                 and s.exp.cond.name in guards:
-            [outer] = [t.exp for t in s.exp.then_.stms if isinstance(t.exp, SegOp)]
-            [flat] = [t.exp for t in s.exp.else_.stms if isinstance(t.exp, SegOp)]
-            out.append((guards[s.exp.cond.name], outer, flat))
+            out.append((guards[s.exp.cond.name], _first_segop(s.exp.then_),
+                        _first_segop(s.exp.else_)))
     return out
+
+
+def _first_segop(body: ir.Body) -> SegOp:
+    """The first SegOp of host code `body`, in a nested guard's or loop's body if need be."""
+    for s in body.stms:
+        if isinstance(s.exp, SegOp):
+            return s.exp
+        for inner in {ir.If: ("then_",), ir.Loop: ("body",)}.get(type(s.exp), ()):
+            return _first_segop(getattr(s.exp, inner))
+    raise AssertionError("no SegOp")
 
 
 def _shape(op: SegOp) -> str:
@@ -248,13 +259,22 @@ def _block_ops(body: ir.Body) -> list[str]:
     return out
 
 
-def test_mapscan1_has_the_outer_and_the_intra_block_version() -> None:
+def test_mapscan1_has_the_papers_three_versions() -> None:
     """The papers' running example: a thread per row running the loop's map
-    and scan sequentially, or a block per row sharing them; the intra-block
-    version is taken below the outer threshold when its arrays fit."""
+    and scan sequentially; a block per row sharing them (taken when its
+    arrays fit); or the map moved into the loop (rule G7), each round one
+    scan segmented over all rows."""
     prog = _flat(MAPSCAN1)
-    [(guard, outer, intra)] = _versions(prog)
-    assert guard.name == "main.suff_outer_par_0"
+    tree = re.sub(r"_\d+", "", version_tree(prog))
+    assert tree.splitlines()[1:] == [
+        "  main.suff_outer_par <= m (default 32768)",
+        "    true:  segmap (m)",
+        "    false: main.suff_intra_par <= m * intra (default 32768)",
+        "        true:  segmap blocks (m)",
+        "        false: segscan (m, n)"]
+    [(guard, outer, _)] = _versions(prog)
+    intra = _first_segop(next(s.exp for s in prog.function("main").body.stms
+                              if isinstance(s.exp, ir.If)).else_)
     assert (outer.level, intra.level) == ("grid", "blocks")
     # The row copied into shared memory, then the loop's map and scan.
     assert _block_ops(intra.body) == ["SegMap", "loop SegScan"]
@@ -264,9 +284,11 @@ def test_mapscan1_has_the_outer_and_the_intra_block_version() -> None:
     want = xss.copy()
     for _ in range(4):
         want = np.cumsum(want + np.arange(5, dtype=np.int32)[:, None], axis=1, dtype=np.int32)
-    for value in FORCED.values():
+    names = ("main.suff_outer_par_0", "main.suff_intra_par_1")
+    for outer_t, intra_t in ((0, 0), (INFINITE_THRESHOLD, 0), (INFINITE_THRESHOLD,) * 2):
         for vectorise in (True, False):
-            got = run(prog, "main", [xss], thresholds={guard.name: value}, vectorise=vectorise)
+            got = run(prog, "main", [xss], thresholds=dict(zip(names, (outer_t, intra_t))),
+                      vectorise=vectorise)
             np.testing.assert_array_equal(got[0], want)
 
 
