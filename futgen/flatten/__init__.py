@@ -60,6 +60,7 @@ from futgen.flatten.intra import (
     NotIntra,
     intra_parallelism,
     intra_version,
+    loop_parallelism,
     shared_bytes,
     worth_intra,
 )
@@ -179,7 +180,7 @@ class _Flattener:
             deep = self.translate(e, deep=True)
             if deep is not None and len(deep[1].space.dims) > len(op.space.dims):
                 flat = self._renamed(deep, hoisted)
-        elif intra is not None:
+        elif loop_parallelism(e.map_lam.body):
             flat = self.interchanged(stm, e)
         return [*hoisted, *self.versions(stm.pat, op, intra, flat)]
 
@@ -190,6 +191,7 @@ class _Flattener:
         stms = interchange.map_loop(replace(stm, exp=e), self.names)
         if stms is None:
             return None
+        self.types.update(param_types(tuple(stms)))
         body = self.host_body(ir.Body(tuple(stms), tuple(ir.Var(p.name) for p in stms[-1].pat)))
         return body
 

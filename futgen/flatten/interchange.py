@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from futgen.core import ir
 from futgen.flatten.names import NameSource, binders, free_vars, substitute
@@ -104,40 +105,55 @@ def _shape(t: ir.Type) -> tuple[ir.SubExp | None, ...]:
 
 def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
     """Rule G7 of incremental flattening, with G6's distribution of what
-    comes before the loop:
+    comes before and after the loop (array expansion):
 
-        map (\\x -> let y = f x in loop (p = g y) for i < n do b) xs
-        = let ys = map (\\x -> f x) xs              -- y's, expanded
-          in loop (ps = map g ys) for i < n do map (\\p x y -> b) ps xs ys
+        map (\\x -> let y = f x
+                    let r = loop (p = g y) for i < n do b
+                    in h r y) xs
+        = let ys = map (\\x -> f x) xs
+          let rs = loop (ps = map g ys) for i < n do map (\\p x y -> b) ps xs ys
+          in map (\\r y -> h r y) rs ys
 
     so the map's parallelism moves into the loop, where the loop body's
-    inner SOACs can be flattened with it.  The bound `n` must not depend on
-    the map's point, and the loop must give the map's results.  Returns
-    host statements binding `stm`'s pattern with fresh names (the last
-    statement is the loop), or None."""
+    inner SOACs can be flattened with it.  The loop is the last one in the
+    map's body; its bound must not depend on the map's point.  Returns host
+    statements binding `stm`'s pattern with fresh names (the last statement
+    binds it), or None."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
-    if e.scans or e.reds or not e.map_lam.body.stms:
+    if e.scans or e.reds:
         return None
     lam: ir.Lambda = names.renamed(e.map_lam)
-    *pre, last = lam.body.stms
-    loop = last.exp
-    if (not isinstance(loop, ir.Loop) or not isinstance(loop.form, ir.ForLoop)
-            or lam.body.result != tuple(ir.Var(p.name) for p in last.pat)):
+    at = [k for k, s in enumerate(lam.body.stms) if isinstance(s.exp, ir.Loop)]
+    if not at:
         return None
+    pre, last, post = (lam.body.stms[:at[-1]], lam.body.stms[at[-1]],
+                       lam.body.stms[at[-1] + 1:])
+    loop = last.exp
+    assert isinstance(loop, ir.Loop)
     inside = {p.name for p in lam.params} | set(binders(tuple(pre)))
+    if not isinstance(loop.form, ir.ForLoop):
+        return None
+    # Sizes the body computes from sizes outside it (the bound, the shapes
+    # of the loop's arrays), computed again on the host.
+    out: list[ir.Stm] = []
+    sizes = _outer_sizes(pre, inside, out, names)
+    loop = substitute(loop, {}) if not sizes else ir.Loop(
+        tuple((substitute(p, sizes), init) for p, init in loop.merge),
+        substitute(loop.form, sizes), loop.body)
     if free_vars(loop.form.bound) & inside or any(
             free_vars(p.type) & inside for p, _ in loop.merge):
         return None
-    types = {p.name: p.type for p in (*lam.params, *(q for s in pre for q in s.pat))}
-    used = free_vars(loop.body) & inside - {loop.form.i}
+    types = {p.name: substitute(p.type, sizes)
+             for p in (*lam.params, *(q for s in pre for q in s.pat))}
+    tail = ir.Body(tuple(post), lam.body.result)
+    used = free_vars(loop.body) & inside
+    later = free_vars(tail) & inside  # what the statements after the loop need
     inits = {init.name for _, init in loop.merge if isinstance(init, ir.Var)} & inside
-    param_arr = {p.name: a for p, a in zip(lam.params, e.arrs)}
-    expanded = sorted((used | inits) - set(param_arr), key=lambda v: v.tag)
+    arrays = {p.name: a for p, a in zip(lam.params, e.arrs)}  # per point -> all points
+    expanded = sorted((used | later | inits) - set(arrays), key=lambda v: v.tag)
     if any(free_vars(types[v]) & inside for v in expanded):
         return None
-    out: list[ir.Stm] = []
-    arrays = dict(param_arr)  # a value of the map's point -> the array of all of them
     if expanded:
         pats = tuple(ir.Param(names.fresh(v.base), _expand(types[v], e.w)) for v in expanded)
         body = ir.Body(tuple(pre), tuple(ir.Var(v) for v in expanded))
@@ -154,19 +170,80 @@ def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
             out.append(ir.Stm((rep,), ir.Replicate((e.w,), init)))
             start = ir.Var(rep.name)
         merge.append((acc, start))
-    # The inner map's rows: the loop's parameters, and the values of the
-    # point the body uses (renamed: the distributed map binds them too).
-    point = {v: names.fresh(v.base) for v in sorted(used, key=lambda v: v.tag)}
-    inputs = [*((p, acc.name) for (p, _), (acc, _) in zip(loop.merge, merge)),
-              *((ir.Param(new, types[v]), arrays[v]) for v, new in point.items())]
-    rows = tuple(p for p, _ in inputs)
     res = tuple(ir.Param(names.fresh(acc.name.base), acc.type) for acc, _ in merge)
-    inner = ir.Screma(e.w, tuple(a for _, a in inputs), (), (), ir.Lambda(
-        rows, substitute(loop.body, point), tuple(p.type for p, _ in loop.merge)))
+    rows = [(p, acc.name) for (p, _), (acc, _) in zip(loop.merge, merge)]
+    inner = _map_of(e.w, rows, used, types, arrays, loop.body,
+                    tuple(p.type for p, _ in loop.merge), names)
     new_loop = ir.Loop(tuple(merge), loop.form, ir.Body(
         (ir.Stm(res, inner),), tuple(ir.Var(p.name) for p in res)))
     pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
-    return [*out, ir.Stm(pat, new_loop)]
+    if not post and lam.body.result == tuple(ir.Var(p.name) for p in last.pat):
+        return [*out, ir.Stm(pat, new_loop)]
+    after = tuple(ir.Param(names.fresh(p.name.base), acc.type) for p, (acc, _) in
+                  zip(last.pat, merge))
+    rows = [(p, q.name) for p, q in zip(last.pat, after)]
+    finish = _map_of(e.w, rows, later, types, arrays, tail, lam.ret, names)
+    return [*out, ir.Stm(after, new_loop), ir.Stm(pat, finish)]
+
+
+def _outer_sizes(pre: list[ir.Stm], inside: set[ir.VName], out: list[ir.Stm],
+                 names: NameSource) -> dict[ir.VName, ir.VName]:
+    """The i64 values `pre` binds that are sizes known outside the map (an
+    array's size its type names, sums and products of those), each bound
+    again by a host statement in `out`: name inside -> name outside."""
+    found: dict[ir.VName, ir.VName] = {}
+    types = {p.name: p.type for s in pre for p in s.pat}
+    aliases = {s.pat[0].name: s.exp.se.name for s in pre  # type: ignore[union-attr]
+               if isinstance(s.exp, ir.SubExpOp) and isinstance(s.exp.se, ir.Var)}
+
+    def outside(se: ir.SubExp | None) -> ir.SubExp | None:
+        if isinstance(se, ir.Var) and se.name in inside:
+            return ir.Var(found[se.name]) if se.name in found else None
+        return se
+
+    def dim(arr: ir.VName, d: int) -> ir.SubExp | None:
+        """Dimension `d` of `arr` as its type or an alias's type says."""
+        while True:
+            t = types.get(arr)
+            if isinstance(t, ir.ArrayT) and t.shape[d] is not None:
+                return t.shape[d]
+            if arr not in aliases:
+                return None
+            arr = aliases[arr]
+
+    for stm in pre:
+        if len(stm.pat) != 1 or stm.pat[0].type != ir.Prim("i64"):
+            continue
+        match stm.exp:
+            case ir.SubExpOp(se) | ir.ConvOp(_, _, se):
+                x = outside(se)
+                e: ir.Exp | None = None if x is None else (
+                    ir.SubExpOp(x) if isinstance(stm.exp, ir.SubExpOp) else replace(stm.exp, x=x))
+            case ir.ArraySize(arr, d):
+                x = outside(dim(arr, d))
+                e = ir.SubExpOp(x) if x is not None else None
+            case ir.BinOp("+" | "-" | "*" | "max" | "min", "i64", a, b):
+                xa, xb = outside(a), outside(b)
+                e = replace(stm.exp, x=xa, y=xb) if xa is not None and xb is not None else None
+            case _:
+                e = None
+        if e is not None:
+            v = names.fresh(stm.pat[0].name.base)
+            out.append(ir.Stm((ir.Param(v, ir.Prim("i64")),), e))
+            found[stm.pat[0].name] = v
+    return found
+
+
+def _map_of(w: ir.SubExp, rows: list[tuple[ir.Param, ir.VName]], used: set[ir.VName],
+            types: Mapping[ir.VName, ir.Type], arrays: Mapping[ir.VName, ir.VName],
+            body: ir.Body, ret: tuple[ir.Type, ...], names: NameSource) -> ir.Screma:
+    """`map (\\rows point_values -> body)` over the arrays of `rows` and of the
+    values of the map's point that `body` uses (renamed: the distributed
+    maps bind them too)."""
+    point = {v: names.fresh(v.base) for v in sorted(used, key=lambda v: v.tag) if v in arrays}
+    inputs = [*rows, *((ir.Param(new, types[v]), arrays[v]) for v, new in point.items())]
+    return ir.Screma(w, tuple(a for _, a in inputs), (), (), ir.Lambda(
+        tuple(p for p, _ in inputs), substitute(body, point), ret))
 
 
 def _expand(t: ir.Type, w: ir.SubExp) -> ir.ArrayT:

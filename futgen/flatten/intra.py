@@ -64,7 +64,12 @@ class NotIntra(Exception):
 def worth_intra(body: ir.Body) -> bool:
     """Whether a map with this body should get an intra-block version: its
     body has two or more reductions or scans, or a SOAC inside a loop."""
-    return _reductions(body) >= 2 or _soac_in_loop(body, False)
+    return _reductions(body) >= 2 or loop_parallelism(body)
+
+
+def loop_parallelism(body: ir.Body) -> bool:
+    """Whether `body` has a SOAC inside a loop."""
+    return _soac_in_loop(body, False)
 
 
 def _reductions(body: ir.Body) -> int:
@@ -333,4 +338,5 @@ def _bin(stms: list[ir.Stm], names: NameSource, op: str, x: ir.SubExp,
     return ir.Var(v.name)
 
 
-__all__ = ["NotIntra", "intra_parallelism", "intra_version", "shared_bytes", "worth_intra"]
+__all__ = ["NotIntra", "intra_parallelism", "intra_version", "loop_parallelism", "shared_bytes",
+           "worth_intra"]

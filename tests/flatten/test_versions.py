@@ -16,7 +16,6 @@ from futgen.data import compare_values
 from futgen.flatten.check import check_program
 from futgen.frontend import check_source
 from futgen.gpu.interpret import run
-from futgen.gpu.pretty import version_tree
 from futgen.gpu.ir import (
     INFINITE_THRESHOLD,
     BlockFits,
@@ -26,6 +25,7 @@ from futgen.gpu.ir import (
     SegScan,
     ThresholdCmp,
 )
+from futgen.gpu.pretty import version_tree
 from futgen.pipeline import Options, run_passes
 from futgen.testing import TestOptions, run_tests
 
@@ -272,7 +272,7 @@ def test_mapscan1_has_the_papers_three_versions() -> None:
         "    false: main.suff_intra_par <= m * intra (default 32768)",
         "        true:  segmap blocks (m)",
         "        false: segscan (m, n)"]
-    [(guard, outer, _)] = _versions(prog)
+    [(_, outer, _)] = _versions(prog)
     intra = _first_segop(next(s.exp for s in prog.function("main").body.stms
                               if isinstance(s.exp, ir.If)).else_)
     assert (outer.level, intra.level) == ("grid", "blocks")
@@ -309,10 +309,12 @@ def test_intra_block_versions_where_a_block_has_work_enough(src: str, intra: boo
 
 def test_intra_block_code_keeps_arrays_it_cannot_share_out() -> None:
     """An array updated in place would need one thread to write while the
-    others wait: no intra-block version."""
+    others wait: no intra-block version (the loop of a map is one)."""
     src = """
 entry main [n][m] (x: [n][m]i32) : [n][m]i32 =
   map (\\r -> loop r = copy r for i < m do
                 let s = i32.sum r
                 in r with [i] = s) x"""
-    assert not _versions(_flat(src))
+    prog = _flat(src)
+    assert [op.level for _, _, op in _versions(prog)] == ["grid"]
+    assert "blocks" not in version_tree(prog)
