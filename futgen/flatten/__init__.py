@@ -181,19 +181,20 @@ class _Flattener:
             if deep is not None and len(deep[1].space.dims) > len(op.space.dims):
                 flat = self._renamed(deep, hoisted)
         elif loop_parallelism(e.map_lam.body):
-            flat = self.interchanged(stm, e)
+            flat = self.further(stm, interchange.map_loop(replace(stm, exp=e), self.names))
+        elif worth_intra(e.map_lam.body):
+            flat = self.further(stm, interchange.distribute(replace(stm, exp=e), self.names))
         return [*hoisted, *self.versions(stm.pat, op, intra, flat)]
 
-    def interchanged(self, stm: ir.Stm, e: ir.Screma) -> ir.Body | None:
-        """The version that flattens further a map whose body is a loop with
-        parallel work inside: a loop of maps (`interchange.map_loop`), each
-        flattened in turn (with versions of its own)."""
-        stms = interchange.map_loop(replace(stm, exp=e), self.names)
+    def further(self, stm: ir.Stm, stms: list[ir.Stm] | None) -> ir.Body | None:
+        """The version that flattens a map further: its rewrite `stms` into
+        host code (`interchange.map_loop`: a loop of a map; `distribute`: a
+        map per parallel statement), each map flattened in turn, with
+        versions of its own."""
         if stms is None:
             return None
         self.types.update(param_types(tuple(stms)))
-        body = self.host_body(ir.Body(tuple(stms), tuple(ir.Var(p.name) for p in stms[-1].pat)))
-        return body
+        return self.host_body(ir.Body(tuple(stms), tuple(ir.Var(p.name) for p in stms[-1].pat)))
 
     def intra(self, stm: ir.Stm, e: ir.Screma,
               hoisted: list[ir.Stm]) -> Version | None:

@@ -13,7 +13,9 @@
   coalesced memory.  The neutral row must be a `replicate` of a scalar,
   which is then the scalar operator's neutral element.
 * `map_loop`: incremental flattening's rule G7 (with G6 for the statements
-  before the loop): a map whose body is a loop becomes a loop of a map.
+  around the loop): a map whose body is a loop becomes a loop of a map.
+* `distribute`: rule G6, a map over several parallel statements becomes
+  one map per statement.
 """
 
 from __future__ import annotations
@@ -137,10 +139,15 @@ def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
     # Sizes the body computes from sizes outside it (the bound, the shapes
     # of the loop's arrays), computed again on the host.
     out: list[ir.Stm] = []
-    sizes = _outer_sizes(pre, inside, out, names)
-    loop = substitute(loop, {}) if not sizes else ir.Loop(
-        tuple((substitute(p, sizes), init) for p, init in loop.merge),
-        substitute(loop.form, sizes), loop.body)
+    sizes = _outer_sizes(lam, e.arrs, list(pre), inside, out, names)
+    if sizes:
+        lam = _sized(lam, sizes)
+        at = [k for k, s in enumerate(lam.body.stms) if isinstance(s.exp, ir.Loop)]
+        pre, last, post = (lam.body.stms[:at[-1]], lam.body.stms[at[-1]],
+                           lam.body.stms[at[-1] + 1:])
+        loop = last.exp
+        assert isinstance(loop, ir.Loop)
+        inside -= set(sizes)
     if free_vars(loop.form.bound) & inside or any(
             free_vars(p.type) & inside for p, _ in loop.merge):
         return None
@@ -186,13 +193,17 @@ def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
     return [*out, ir.Stm(after, new_loop), ir.Stm(pat, finish)]
 
 
-def _outer_sizes(pre: list[ir.Stm], inside: set[ir.VName], out: list[ir.Stm],
+def _outer_sizes(lam: ir.Lambda, arrs: tuple[ir.VName, ...], pre: list[ir.Stm],
+                 inside: set[ir.VName], out: list[ir.Stm],
                  names: NameSource) -> dict[ir.VName, ir.VName]:
-    """The i64 values `pre` binds that are sizes known outside the map (an
-    array's size its type names, sums and products of those), each bound
-    again by a host statement in `out`: name inside -> name outside."""
+    """The i64 values `pre` (statements of `lam`'s body, mapped over `arrs`)
+    binds that are sizes known outside the map, each bound again by a host
+    statement in `out`: name inside -> name outside.  Such sizes are the
+    sizes types name, a size of a row (every row of `arrs` has the same
+    shape), and sums, products and conversions of those."""
     found: dict[ir.VName, ir.VName] = {}
-    types = {p.name: p.type for s in pre for p in s.pat}
+    types = {p.name: p.type for p in (*lam.params, *(q for s in pre for q in s.pat))}
+    rows = {p.name: a for p, a in zip(lam.params, arrs)}
     aliases = {s.pat[0].name: s.exp.se.name for s in pre  # type: ignore[union-attr]
                if isinstance(s.exp, ir.SubExpOp) and isinstance(s.exp.se, ir.Var)}
 
@@ -201,12 +212,15 @@ def _outer_sizes(pre: list[ir.Stm], inside: set[ir.VName], out: list[ir.Stm],
             return ir.Var(found[se.name]) if se.name in found else None
         return se
 
-    def dim(arr: ir.VName, d: int) -> ir.SubExp | None:
-        """Dimension `d` of `arr` as its type or an alias's type says."""
+    def dim(arr: ir.VName, d: int) -> ir.Exp | None:
+        """Dimension `d` of `arr` as its type, an alias's type, or the
+        array of rows it is one of says."""
         while True:
             t = types.get(arr)
-            if isinstance(t, ir.ArrayT) and t.shape[d] is not None:
-                return t.shape[d]
+            if isinstance(t, ir.ArrayT) and (x := outside(t.shape[d])) is not None:
+                return ir.SubExpOp(x)
+            if arr in rows:
+                return ir.ArraySize(rows[arr], d + 1)
             if arr not in aliases:
                 return None
             arr = aliases[arr]
@@ -220,8 +234,7 @@ def _outer_sizes(pre: list[ir.Stm], inside: set[ir.VName], out: list[ir.Stm],
                 e: ir.Exp | None = None if x is None else (
                     ir.SubExpOp(x) if isinstance(stm.exp, ir.SubExpOp) else replace(stm.exp, x=x))
             case ir.ArraySize(arr, d):
-                x = outside(dim(arr, d))
-                e = ir.SubExpOp(x) if x is not None else None
+                e = dim(arr, d)
             case ir.BinOp("+" | "-" | "*" | "max" | "min", "i64", a, b):
                 xa, xb = outside(a), outside(b)
                 e = replace(stm.exp, x=xa, y=xb) if xa is not None and xb is not None else None
@@ -249,3 +262,94 @@ def _map_of(w: ir.SubExp, rows: list[tuple[ir.Param, ir.VName]], used: set[ir.VN
 def _expand(t: ir.Type, w: ir.SubExp) -> ir.ArrayT:
     """The type of an array of `w` values of type `t`."""
     return ir.ArrayT(_elem(t), (w, *_shape(t)))
+
+
+def distribute(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
+    """Rule G6 of incremental flattening (map distribution, with array
+    expansion): a map whose body has two or more statements with parallel
+    work is split into one map per such statement, each with the sequential
+    statements before it,
+
+        map (\\x -> let a = f x in let b = g a x in h b) xs
+        = let as = map f xs
+          let bs = map (\\a x -> g a x) as xs
+          in map h bs
+
+    so that each part can be flattened on its own.  Values one part needs
+    from another pass between them as arrays of all the map's points; their
+    shapes must be known outside the map.  Returns host statements whose
+    last binds `stm`'s pattern with fresh names, or None."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    if e.scans or e.reds:
+        return None
+    lam: ir.Lambda = names.renamed(e.map_lam)
+    groups = _parts(lam.body.stms)
+    if len(groups) < 2:
+        return None
+    inside = {p.name for p in lam.params} | set(binders(lam.body.stms))
+    out: list[ir.Stm] = []
+    sizes = _outer_sizes(lam, e.arrs, list(lam.body.stms), inside, out, names)
+    lam = _sized(lam, sizes)
+    groups = _parts(lam.body.stms)
+    inside -= set(sizes)
+    # A size only the body knows is left open (`[?]`) in the arrays of all points.
+    types = {p.name: _open(substitute(p.type, sizes), inside)
+             for p in (*lam.params, *(q for s in lam.body.stms for q in s.pat))}
+    arrays = {p.name: a for p, a in zip(lam.params, e.arrs)}
+    for k, group in enumerate(groups):
+        rest = ir.Body(tuple(s for g in groups[k + 1:] for s in g), lam.body.result)
+        if k == len(groups) - 1:
+            body, ret = ir.Body(tuple(group), lam.body.result), lam.ret
+            pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+        else:
+            later = sorted(set(binders(tuple(group))) & free_vars(rest), key=lambda v: v.tag)
+            if _parallel(group[-1].exp):  # all it binds, in order: the map then nests
+                later = [p.name for p in group[-1].pat]
+            body, ret = ir.Body(tuple(group), tuple(ir.Var(v) for v in later)), tuple(
+                types[v] for v in later)
+            pat = tuple(ir.Param(names.fresh(v.base), _expand(types[v], e.w)) for v in later)
+            arrays.update((v, p.name) for v, p in zip(later, pat))
+        used = free_vars(body) & inside
+        out.append(ir.Stm(pat, _map_of(e.w, [], used, types, arrays, body, ret, names)))
+    return out
+
+
+def _sized(lam: ir.Lambda, sizes: Mapping[ir.VName, ir.VName]) -> ir.Lambda:
+    """`lam` with the sizes the host computes again (`_outer_sizes`) read
+    from there: their statements dropped, their uses renamed."""
+    stms = tuple(s for s in lam.body.stms if not any(p.name in sizes for p in s.pat))
+    return substitute(replace(lam, body=replace(lam.body, stms=stms)), sizes)
+
+
+def _open(t: ir.Type, inside: set[ir.VName]) -> ir.Type:
+    """`t` with the sizes bound in `inside` left open."""
+    if not isinstance(t, ir.ArrayT):
+        return t
+    return ir.ArrayT(t.elem, tuple(None if isinstance(d, ir.Var) and d.name in inside else d
+                                   for d in t.shape))
+
+
+def _parts(stms: tuple[ir.Stm, ...]) -> list[list[ir.Stm]]:
+    """`stms` cut around each statement with parallel work: runs of
+    sequential statements and single parallel ones, so that each parallel
+    part is a map of just that statement (which then nests)."""
+    parts: list[list[ir.Stm]] = []
+    for s in stms:
+        if _parallel(s.exp) or not parts or _parallel(parts[-1][-1].exp):
+            parts.append([s])
+        else:
+            parts[-1].append(s)
+    return parts
+
+
+def _parallel(e: ir.Exp) -> bool:
+    """Whether `e` is or holds a SOAC."""
+    match e:
+        case ir.Screma() | ir.Scatter() | ir.Hist():
+            return True
+        case ir.If(_, then_, else_, _):
+            return any(_parallel(s.exp) for s in (*then_.stms, *else_.stms))
+        case ir.Loop(_, _, body):
+            return any(_parallel(s.exp) for s in body.stms)
+    return False

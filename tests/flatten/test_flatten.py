@@ -311,9 +311,11 @@ EXPECTED = {
     ("stencil", "step"): ["SegMap1"],
     ("stencil", "step2d"): ["SegMap2"],
     ("kmeans", "nearest"): ["SegRed1"],
-    # The memberships in two versions (a thread or a block per point), then
-    # the new centres: private rows.
-    ("kmeans", "step"): ["SegMap1", "SegMap1", "SegHist1", "SegMap1"],
+    # The memberships in three versions (a thread or a block per point, or
+    # the map distributed over its statements: three SegMaps), then the new
+    # centres: private rows.
+    ("kmeans", "step"): ["SegMap1", "SegMap1", "SegMap1", "SegMap1", "SegMap1", "SegHist1",
+                         "SegMap1"],
     ("histogram", "main"): ["SegHist1"],  # the bins' map fused in
     ("compact", "by_scatter"): ["SegMap1", "SegScan1", "SegScatter1"],
     ("tridiag", "linrec"): ["SegScan1", "SegMap1"],
