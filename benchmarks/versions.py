@@ -115,15 +115,19 @@ def row_sums(lib, sync, rng, rows: list[dict]) -> None:
 def mapscan(lib, sync, rng, rows: list[dict]) -> None:
     """The papers' mapscan1 over 2^22 i32 as 2^k rows of 2^(22-k), k = 4..20:
     a thread per row running the 16 rounds of map and scan sequentially
-    (`outer`), or a block per row sharing them in shared memory (`intra`),
-    beside torch running the rounds as whole-matrix adds and cumsums.  Sums
+    (`outer`), a block per row sharing them in shared memory (`intra`), or
+    the map moved into the loop, each round one segmented scan over all
+    rows (`flat`), beside torch running the rounds as whole-matrix adds and
+    cumsums.  Sums
     wrap around in both, so results must be equal (`*_err` counts the
     elements that differ)."""
     import torch
     from pycuda import gpuarray
 
-    guard = next(k for k in lib.TUNING_PARAMS if k.startswith("mapscan1.suff_outer_par"))
-    versions = {"default": {}, "outer": {guard: 0}, "intra": {guard: BIG}}
+    outer = next(k for k in lib.TUNING_PARAMS if k.startswith("mapscan1.suff_outer_par"))
+    intra = next(k for k in lib.TUNING_PARAMS if k.startswith("mapscan1.suff_intra_par"))
+    versions = {"default": {}, "outer": {outer: 0}, "intra": {outer: BIG, intra: 0},
+                "flat": {outer: BIG, intra: BIG}}
     total = 1 << 22
     for k in range(4, 21, 2):
         shape = (1 << k, total >> k)
@@ -143,9 +147,19 @@ def mapscan(lib, sync, rng, rows: list[dict]) -> None:
             row[f"{name}_err"] = int((inst.mapscan1(x).get() != want).sum())
             row[f"{name}_ms"] = timed(lambda i=inst, x=x: i.mapscan1(x), sync)
             if name == "default":
-                row["default_version"] = "outer" if inst.last_guards[-1][2] else "intra"
+                row["default_version"] = _taken(inst.last_guards)
         rows.append(row)
         _print(row)
+
+
+def _taken(guards: list) -> str:
+    """Which version of outer, intra and flat the guards of a call chose
+    (the intra version also needs its block to fit: the call's log says
+    only the thresholds)."""
+    taken = {name.split(".")[1].rsplit("_", 1)[0]: t for name, _, t in guards}
+    if taken.get("suff_outer_par"):
+        return "outer"
+    return "intra" if taken.get("suff_intra_par") else "flat"
 
 
 def _err(got: np.ndarray, want: np.ndarray) -> float:

@@ -155,8 +155,11 @@ class CpuBackend:
         self.launch(kernel, threads, block, args, shared_bytes)
 
     def block_fits(self, nbytes: int) -> bool:
-        """Always: generated CPU code runs a block's work without shared memory."""
-        return True
+        """Never: the CPU backend runs an intra-block version as the map it
+        came from, a row at a time, no faster than the outer version; guards
+        then fall through to the flattened version, which NumPy runs on
+        whole arrays."""
+        return False
 
     def sync(self) -> None:
         """Nothing to wait for: CPU failures raise where they happen."""
