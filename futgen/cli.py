@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
     from futgen.pipeline import Options
 
 
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A compiler warning as one line on stderr, without Python's source location."""
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
@@ -35,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         return 2
     try:
-        return args.handler(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _print_warning
+            return args.handler(args)
     except FutgenError as e:
         _print_error(str(e))
         return 1

@@ -38,19 +38,36 @@ al., PPoPP 2019; `research/seed000_003.md`):
    destinations hold scalars (a scatter of rows, or a histogram whose
    operator combines arrays, stays on the host).
 
-7. **Versions** (`incremental`, the default; rules G3 and G4 of
-   incremental flattening): where a reduction or scan sits under two or
-   more maps, the program gets both the moderate version (the maps' space,
-   the reduction sequential in each thread) and one that flattens the
-   reduction too (a SegRed or SegScan segmented by all the maps), chosen at
-   run time by `if suff_outer_par <= P` with P the maps' parallelism.  A
-   reduction under one map needs no guard: the segmented SegRed's code
+7. **Versions** (`incremental`, the default; rule G3 of incremental
+   flattening): where a map has parallel work inside, the program gets up
+   to three versions, chosen at run time:
+
+       if suff_outer_par <= P then outer
+       else if suff_intra_par <= P * intra_par && fits then intra
+       else flat
+
+   * `outer` (moderate flattening's version): the maps' space, the inner
+     work sequential in each of the P threads;
+   * `intra` (`intra.py`): a thread block per point, the inner SOACs shared
+     by its threads, their arrays in shared memory (`fits`: checked at run
+     time); for maps whose body has two or more reductions or scans, or a
+     SOAC in a loop (Futhark's rule);
+   * `flat`: the inner work flattened too: a reduction or scan under two or
+     more maps becomes a SegRed or SegScan segmented by all of them (G4);
+     a map whose body is a loop becomes a loop of a map (G7,
+     `interchange.map_loop`); a map of several parallel statements becomes
+     a map per statement (G6, `interchange.distribute`).  The maps these
+     make are flattened in turn, with versions of their own.
+
+   Without an intra version the guard is `suff_outer_par` alone; without a
+   flat one, `outer` is the fallback: `if suff_outer_par <= P || !fits`.
+   A reduction under one map needs no guard: the segmented SegRed's code
    generator already picks among a thread, a warp or blocks per segment.
-   The intra-block version (block-level SegOps) is not built yet.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 from futgen.core import ir
@@ -90,6 +107,15 @@ Version = tuple[list[ir.Stm], SegOp]
 # papers' MF baseline); `incremental` adds the guarded versions of rule 7.
 FLATTENINGS = ("incremental", "moderate")
 
+# Version guards one function may have.  Versions nest (a flat version's
+# maps get versions of their own), so their number grows with the depth of
+# the parallel nests; past this many, further maps get one version.
+MAX_GUARDS = 32
+
+
+class TooManyVersions(UserWarning):
+    """A function reached MAX_GUARDS: the rest of it is flattened moderately."""
+
 
 def flatten(prog: ir.Program, flattening: str = "incremental") -> ir.Program:
     """The GPU IR of `prog`: each Screma that can run in parallel becomes a
@@ -99,8 +125,12 @@ def flatten(prog: ir.Program, flattening: str = "incremental") -> ir.Program:
     pass_ = _Flattener(prog, flattening == "incremental")
     functions = []
     for f in prog.functions:
-        pass_.fun_name = f.name
+        pass_.fun_name, pass_.fun_guards, pass_.capped = f.name, 0, False
         functions.append(replace(f, body=pass_.host_body(f.body)))
+        if pass_.capped:
+            warnings.warn(f"{f.name} reached {MAX_GUARDS} version guards; the maps flattened "
+                          "after that have one version each (as with --flattening=moderate)",
+                          TooManyVersions, stacklevel=2)
     return ir.Program(tuple(functions))
 
 
@@ -111,6 +141,8 @@ class _Flattener:
         self.types = param_types(prog.functions)
         self.incremental = incremental
         self.fun_name = ""  # the function being flattened, which names its thresholds
+        self.fun_guards = 0  # its version guards so far (MAX_GUARDS)
+        self.capped = False  # whether a map of it went without versions for that
         self.num_thresholds = 0
         # Set when translating a Screma met a reduction or scan under two
         # or more maps and ran it sequentially: only then can a second,
@@ -172,8 +204,12 @@ class _Flattener:
             # The rows' shapes as the threads found them (the lambda may say `[?]`).
             lam = replace(stm.exp.map_lam, ret=op.ret)
             op = replace(op, host=replace(stm, exp=replace(stm.exp, map_lam=lam)))
-        if not self.incremental:
+        if not self.incremental or self.fun_guards >= MAX_GUARDS:
+            self.capped |= self.incremental
             return [*hoisted, ir.Stm(stm.pat, op)]
+        # Keep a guard for this map before the maps inside it take theirs:
+        # under the cap, outer maps get versions first.
+        self.fun_guards += 1
         intra = self.intra(stm, e, hoisted)
         flat: Version | None = None
         if self.flat_version_possible:
@@ -247,6 +283,7 @@ class _Flattener:
         too.  Without a flat version, `outer` is the fallback:
         `if suff_outer_par <= P || !fits then outer else intra`."""
         if intra is None and flat is None:
+            self.fun_guards -= 1  # the guard `segop` kept for it
             return [ir.Stm(pat, outer)]
         stms, par = self.product(outer.space.dims)
         outer_ok = self.threshold(stms, "suff_outer_par", par)
@@ -454,4 +491,4 @@ def _prepend(stms: list[ir.Stm], body: ir.Body) -> ir.Body:
     return ir.Body((*stms, *body.stms), body.result)
 
 
-__all__ = ["flatten"]
+__all__ = ["FLATTENINGS", "MAX_GUARDS", "TooManyVersions", "flatten"]

@@ -318,3 +318,25 @@ entry main [n][m] (x: [n][m]i32) : [n][m]i32 =
     prog = _flat(src)
     assert [op.level for _, _, op in _versions(prog)] == ["grid"]
     assert "blocks" not in version_tree(prog)
+
+
+def test_versions_stop_at_the_cap_with_a_warning(monkeypatch, tmp_path, capsys) -> None:
+    """Versions nest (here a flat version's loop holds a map with versions
+    of its own); past `MAX_GUARDS` guards a function's maps get one version,
+    and `futgen` says so."""
+    import futgen.flatten as flattening
+    from futgen.cli import main as cli_main
+
+    src = tmp_path / "deep.fut"
+    src.write_text("""
+entry main [n][m] (xss: [n][m]i32) : [n][m]i32 =
+  map (\\xs -> loop xs for _i < 2 do
+         let a = map (\\x -> loop x for _j < 2 do x + i32.sum xs) xs
+         let b = scan (+) 0 a
+         in map2 (+) a b) xss""")
+    assert version_tree(_flat(src.read_text())).count("suff_outer_par") == 2
+    monkeypatch.setattr(flattening, "MAX_GUARDS", 1)
+    with pytest.warns(flattening.TooManyVersions, match="main reached 1 version guards"):
+        assert version_tree(_flat(src.read_text())).count("suff_outer_par") == 1
+    assert cli_main(["dump", "--ir", "versions", str(src)]) == 0
+    assert "warning: main reached 1 version guards" in capsys.readouterr().err
