@@ -218,7 +218,7 @@ class _Flattener:
                 flat = self._renamed(deep, hoisted)
         elif loop_parallelism(e.map_lam.body):
             flat = self.further(stm, interchange.map_loop(replace(stm, exp=e), self.names))
-        elif worth_intra(e.map_lam.body):
+        elif interchange.parallel_statements(e.map_lam.body) >= 2:
             flat = self.further(stm, interchange.distribute(replace(stm, exp=e), self.names))
         return [*hoisted, *self.versions(stm.pat, op, intra, flat)]
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from futgen.core import ir
+from futgen.flatten.fusion import fuse_body
 from futgen.flatten.names import NameSource, binders, free_vars, substitute
 
 
@@ -341,6 +342,11 @@ def _parts(stms: tuple[ir.Stm, ...]) -> list[list[ir.Stm]]:
         else:
             parts[-1].append(s)
     return parts
+
+
+def parallel_statements(body: ir.Body) -> int:
+    """How many statements of `body` have parallel work (G6 distributes over them)."""
+    return sum(_parallel(s.exp) for s in fuse_body(body).stms)
 
 
 def _parallel(e: ir.Exp) -> bool:

@@ -340,3 +340,56 @@ entry main [n][m] (xss: [n][m]i32) : [n][m]i32 =
         assert version_tree(_flat(src.read_text())).count("suff_outer_par") == 1
     assert cli_main(["dump", "--ir", "versions", str(src)]) == 0
     assert "warning: main reached 1 version guards" in capsys.readouterr().err
+
+
+def _tree_of(path: Path, fn: str) -> list[str]:
+    """`fn`'s version tree with name tags dropped (`m_21` -> `m`)."""
+    prog = run_passes(internalise(check_source(path.read_text())))
+    text = re.sub(r"_\d+\b", "", version_tree(prog))
+    lines = text.splitlines()
+    start = lines.index(fn) + 1
+    end = next((k for k in range(start, len(lines)) if not lines[k].startswith(" ")), len(lines))
+    return lines[start:end]
+
+
+def test_a_locvolcalib_shaped_program_has_a_loop_of_distributed_maps() -> None:
+    """tests/programs/versions/locvol.fut: per strike, a time loop over a
+    grid's rows and columns with a tridiagonal solve per row.  The strikes
+    map: a thread per strike, or the map moved into the time loop (G7) and
+    distributed over the statements around it (G6): the grids of all
+    strikes as one 3-D SegMap, the time loop's map, and the final sums with
+    versions of their own.  `step` alone: a thread per row, or the row map
+    distributed, the solve one segmented scan over all rows."""
+    path = ROOT / "tests" / "programs" / "versions" / "locvol.fut"
+    main = _tree_of(path, "main")
+    assert main[:3] == ["  main.suff_outer_par <= k (default 32768)",
+                        "    true:  segmap (k)",
+                        "    false: segmap (k, m, n)"]
+    assert any("suff_outer_par <= k * m" in line for line in main[3:])
+    step = _tree_of(path, "step")
+    assert step[:2] == ["  step.suff_outer_par <= m (default 32768)", "    true:  segmap (m)"]
+    assert "segscan (m, n)" in " ".join(step[2:])
+
+
+def test_a_heston_shaped_map_over_a_redomap_is_a_segmented_reduction(tmp_path) -> None:
+    """A map over a redomap (Heston's calibration loop body): one segmented
+    SegRed, no guard; its versions are its kernel's strategies (blocks, a
+    warp, 8 lanes or a thread per segment), each a threshold of the
+    package with its place in the cascade as its path."""
+    from futgen.codegen.package import build_package
+    from futgen.testing.compiled import import_package
+
+    src = tmp_path / "heston.fut"
+    src.write_text("""
+entry main [n][m] (ps: [n]f32) (xs: [m]f32) : [n]f32 =
+  map (\\p -> reduce (+) 0 (map (\\x -> f32.exp (-p * x) * x) xs)) ps""")
+    prog = _flat(src.read_text())
+    assert not _versions(prog)
+    [op] = [s.exp for s in prog.function("main").body.stms if isinstance(s.exp, SegOp)]
+    assert isinstance(op, SegRed) and _shape(op) == "SegRed2"
+    pkg = import_package(build_package(src, tmp_path / "out", name="heston"))
+    paths = {name.split(".")[1].rstrip("0123456789"): p["path"]
+             for name, p in pkg.TUNING_PARAMS.items()}
+    assert paths["segred_block_"] == ()
+    assert paths["segred_warp_"] == ("!main.segred_block_0",)
+    assert paths["segred_subwarp_"] == ("!main.segred_block_0", "!main.segred_warp_1")
