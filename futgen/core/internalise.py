@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +66,8 @@ Arg = tuple[V, T.Type]  # an argument and its source type
 # array of units keeps its shape like any other array.
 UNIT_PRIM = "bool"
 UNIT_VALUE = ir.Constant(False, UNIT_PRIM)
+
+_NOT_IDENT = re.compile(r"[^0-9A-Za-z_]")
 
 
 @dataclass
@@ -135,7 +138,11 @@ class Internaliser:
     # ------------------------------------------------------------ building
 
     def fresh(self, base: str) -> ir.VName:
-        return ir.VName(base, next(self.tags))
+        """A new name, its base cut to an identifier (source names may hold
+        `'`, operators' names symbols) so that the printed IR reads back."""
+        base = _NOT_IDENT.sub("", base)
+        return ir.VName(base if base[:1].isalpha() or base[:1] == "_" else "t" + base,
+                        next(self.tags))
 
     def bind(self, exp: ir.Exp, types: list[ir.Type], base: str = "t") -> list[ir.SubExp]:
         """Appends `let (names) = exp` and returns the new names."""

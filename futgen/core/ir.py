@@ -538,6 +538,21 @@ def subexp_type(se: SubExp, types: dict[VName, Type]) -> Type:
     return types[se.name]
 
 
+# The unsigned type of a float's bit pattern (`to_bits`, `from_bits`).
+FLOAT_BITS = {"f16": "u16", "f32": "u32", "f64": "u64"}
+# Unary operators whose result is not of their operand's type.
+UNOP_RESULTS = {"isnan": "bool", "isinf": "bool", "popc": "i32", "clz": "i32", "ctz": "i32"}
+
+
+def unop_type(op: str, prim: str) -> str:
+    """The result type of unary operator `op` on an operand of type `prim`."""
+    if op == "to_bits":
+        return FLOAT_BITS[prim]
+    if op == "from_bits":
+        return next(f for f, bits in FLOAT_BITS.items() if bits == prim)
+    return UNOP_RESULTS.get(op, prim)
+
+
 def row(t: Type) -> Type:
     """The type of one row (element of the outermost dimension) of array type `t`."""
     assert isinstance(t, ArrayT), t
