@@ -34,15 +34,12 @@ the printers do.
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from futgen.core import ir
 from futgen.core.pretty import Printer, subexp, type_text
 from futgen.interp.prims import BINOPS
-
-Scope = ChainMap  # VName -> Type; a child map per nested body
 
 I64 = ir.Prim("i64")
 BOOL = ir.Prim("bool")
@@ -53,6 +50,17 @@ _SECOND_OPERAND = {"ldexp": "i32"}
 # How much of an offending statement an error shows.
 _SHOWN_LINES = 12
 _SHOWN_WIDTH = 160
+
+
+class Scope(dict):
+    """The type of every name in scope.  Names are unique in a program, so a
+    nested body binds into the same dictionary, and `leave` forgets what it
+    bound (the names inserted last) when it ends."""
+
+    def leave(self, mark: int) -> None:
+        """Forgets the names bound since the scope held `mark` names."""
+        while len(self) > mark:
+            self.popitem()
 
 
 class IRTypeError(Exception):
@@ -124,8 +132,7 @@ def inner(t: ir.Type, k: int) -> ir.Type:
 class Checker:
     """Checks the functions of one program (see the module docstring).
 
-    Methods take the `scope` (a ChainMap from name to type) they check in
-    and raise IRTypeError; `stm` adds the offending statement's text and
+    Methods take the `scope` they check in and raise IRTypeError; `stm` adds the offending statement's text and
     `function` the function's name on the way out."""
 
     printer: Printer = Printer()
@@ -140,7 +147,7 @@ class Checker:
 
     def function(self, f: ir.Function) -> None:
         try:
-            scope: Scope = ChainMap()
+            scope = Scope()
             self.bind(f.params, scope)
             self.well_formed(f.ret, scope)
             self.agree_all(f.ret, self.body(f.body, scope), "the function's results")
@@ -205,11 +212,14 @@ class Checker:
     # ------------------------------------------------------------ structure
 
     def body(self, body: ir.Body, scope: Scope) -> tuple[ir.Type, ...]:
-        """The types of `body`'s results; its statements bind in a new scope."""
-        scope = scope.new_child()
+        """The types of `body`'s results; what its statements bind is in scope
+        only here."""
+        mark = len(scope)
         for stm in body.stms:
             self.stm(stm, scope)
-        return tuple(self.subexp(se, scope) for se in body.result)
+        types = tuple(self.subexp(se, scope) for se in body.result)
+        scope.leave(mark)
+        return types
 
     def stm(self, stm: ir.Stm, scope: Scope) -> None:
         """Checks `stm` and binds its pattern in `scope`."""
@@ -230,12 +240,13 @@ class Checker:
         """The result types of `lam` applied to values of types `args`."""
         if len(lam.params) != len(args):
             raise IRTypeError(f"{what} has {len(lam.params)} parameters for {len(args)} values")
-        scope = scope.new_child()
+        mark = len(scope)
         self.bind(lam.params, scope)
         for p, t in zip(lam.params, args):
             self.agree(p.type, t, f"the value for {p.name}")
         self.well_formed(lam.ret, scope)
         self.agree_all(lam.ret, self.body(lam.body, scope), f"the results of {what}")
+        scope.leave(mark)
         return lam.ret
 
     def operator(self, lam: ir.Lambda, nes: tuple[ir.SubExp, ...], scope: Scope,
@@ -384,17 +395,18 @@ class Checker:
         match e.form:
             case ir.ForLoop(_, prim, bound):
                 self.scalar(bound, prim, scope, "the loop bound")
-        body_scope = scope.new_child()
-        self.bind(params, body_scope)
+        mark = len(scope)
+        self.bind(params, scope)
         for p, t in zip(params, inits):
             self.agree(p.type, t, f"the initial value of {p.name}")
         match e.form:
             case ir.ForLoop(i, prim, _):
-                self.bind((ir.Param(i, ir.Prim(prim)),), body_scope)
+                self.bind((ir.Param(i, ir.Prim(prim)),), scope)
             case ir.WhileLoop(cond) if ir.Param(cond, BOOL) not in params:
                 raise IRTypeError(f"the loop condition {cond} is no bool loop parameter")
         types = tuple(p.type for p in params)
-        self.agree_all(types, self.body(e.body, body_scope), "the loop body's results")
+        self.agree_all(types, self.body(e.body, scope), "the loop body's results")
+        scope.leave(mark)
         return types
 
     # --------------------------------------------------------------- SOACs
@@ -466,4 +478,4 @@ def writes(dests: tuple[ir.ScatterDest, ...], types: tuple[ir.Type, ...]) -> tup
     return tuple(out)
 
 
-__all__ = ["Checker", "IRTypeError", "check_program", "located", "types_agree", "writes"]
+__all__ = ["Checker", "IRTypeError", "Scope", "check_program", "located", "types_agree", "writes"]

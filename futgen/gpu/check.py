@@ -88,16 +88,17 @@ class GpuChecker(Checker):
                               f"{len(space.dims)} sizes")
         self.sizes(space.dims, scope)
         self.well_formed(e.ret, scope)
-        body_scope = scope.new_child()
-        self.bind((ir.Param(g, I64) for g in space.gtids), body_scope)
-        self.agree_all(e.ret, self.body(e.body, body_scope), "the body's results")
+        mark = len(scope)
+        self.bind((ir.Param(g, I64) for g in space.gtids), scope)
+        self.agree_all(e.ret, self.body(e.body, scope), "the body's results")
+        scope.leave(mark)
         host = getattr(e, "host", None)
         if host is not None:
+            # Its names are those of the body and of statements hoisted out
+            # of it: checked apart, in a copy of the scope.
             bound, self.bound = self.bound, set()
-            try:
-                self.stm(host, scope.new_child())
-            finally:
-                self.bound = bound
+            self.stm(host, Scope(scope))
+            self.bound = bound
 
     def operators(self, e: SegRed | SegScan, scope: Scope) -> int:
         """Checks the operators against the body's first results; how many
