@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from futgen.core import load
 from futgen.core.check import IRTypeError, check_program
 from futgen.core.read import read_program
+from futgen.flatten import FLATTENINGS
 from futgen.pipeline import Options, run_passes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,12 +20,13 @@ PROGRAMS = [*sorted((ROOT / "examples").glob("*.fut")),
             *sorted((ROOT / "tests" / "programs").glob("*/*.fut"))]
 
 
-@pytest.mark.parametrize("flattening", ["incremental", "moderate"])
-def test_every_pass_output_of_the_programs_checks(flattening: str) -> None:
+def test_every_pass_output_of_the_programs_checks(load_core) -> None:
     """The input and every pass's result, core IR and GPU IR (the pipeline
-    runs the checkers under `check_ir`)."""
+    runs the checkers under `check_ir`), by both flattenings."""
     for path in PROGRAMS:
-        run_passes(load(str(path)), options=Options(flattening, check_ir=True))
+        core = load_core(path)
+        for flattening in FLATTENINGS:
+            run_passes(core, options=Options(flattening, check_ir=True))
 
 
 def _function(*stms: str, params: str = "x_1: i32, xs_2: [?]f32", ret: str = "i32",

@@ -5,12 +5,11 @@ line and column, and lets a pass be tested text in, text out."""
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass, replace
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from futgen.core import ir, load, pretty
+from futgen.core import pretty
 from futgen.core.read import IRSyntaxError, read_program
 from futgen.pipeline import PASSES, fuse, run_passes
 
@@ -18,11 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = [*sorted((ROOT / "examples").glob("*.fut")),
             *sorted((ROOT / "tests" / "programs").glob("*/*.fut"))]
 CORE_STAGES = ["core", *(p.name for p in PASSES if not p.gpu)]
-
-
-@cache
-def _core(path: Path) -> ir.Program:
-    return load(str(path))
 
 
 def _without_locs(node):
@@ -36,14 +30,15 @@ def _without_locs(node):
     return node
 
 
-@pytest.mark.parametrize("stage", CORE_STAGES)
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_the_printed_program_reads_back(path: Path, stage: str) -> None:
-    prog = _core(path) if stage == "core" else run_passes(_core(path), stage)
-    text = pretty(prog)
-    back = read_program(text)
-    assert pretty(back) == text
-    assert _without_locs(back) == _without_locs(prog)
+def test_the_printed_program_reads_back_after_each_core_pass(path: Path, load_core) -> None:
+    core = load_core(path)
+    for stage in CORE_STAGES:
+        prog = core if stage == "core" else run_passes(core, stage)
+        text = pretty(prog)
+        back = read_program(text)
+        assert pretty(back) == text, stage
+        assert _without_locs(back) == _without_locs(prog), stage
 
 
 def test_read_locations_point_into_the_text() -> None:
