@@ -87,7 +87,7 @@ class IRTypeError(Exception):
 
 def check_program(prog: ir.Program) -> None:
     """Raises IRTypeError at the first statement of `prog` that breaks a rule."""
-    Checker(prog).program(prog)
+    Checker(prog).program()
 
 
 @contextmanager
@@ -132,17 +132,19 @@ def inner(t: ir.Type, k: int) -> ir.Type:
 class Checker:
     """Checks the functions of one program (see the module docstring).
 
-    Methods take the `scope` they check in and raise IRTypeError; `stm` adds the offending statement's text and
-    `function` the function's name on the way out."""
+    Methods take the `scope` they check in and raise IRTypeError; `stm` adds
+    the offending statement's text and `function` the function's name on the
+    way out.  `printer` prints statements for the messages."""
 
     printer: Printer = Printer()
 
     def __init__(self, prog: ir.Program):
+        self.prog = prog
         self.funs = {f.name: f for f in prog.functions}
-        self.bound: set[ir.VName] = set()
+        self.bound: set[ir.VName] = set()  # every name bound so far in the program
 
-    def program(self, prog: ir.Program) -> None:
-        for f in prog.functions:
+    def program(self) -> None:
+        for f in self.prog.functions:
             self.function(f)
 
     def function(self, f: ir.Function) -> None:

@@ -58,7 +58,7 @@ def check_program(prog: ir.Program) -> None:
     """Raises IRTypeError (KernelRuleError for a kernel-code rule) at the
     first statement of GPU IR program `prog` that breaks a rule."""
     check_kernel_rules(prog)
-    GpuChecker(prog).program(prog)
+    GpuChecker(prog).program()
 
 
 class GpuChecker(Checker):
