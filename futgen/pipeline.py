@@ -6,8 +6,8 @@ function from a program to a program: core IR passes first, then
 flattening into the GPU IR, which the host and CUDA code generators
 consume.  `futgen dump --ir NAME` prints the program after the pass of that
 name (`core`: before the first).  Each pass is tested to keep the meaning
-of the example programs (tests/flatten/test_pipeline.py): core IR passes under the
-core IR interpreter, the GPU IR under its own.
+of the example programs (tests/flatten/test_pipeline.py): core IR passes
+under the core IR interpreter, the GPU IR under its own.
 
 Flattening ends by checking the kernel-code rules the code generators rely
 on (`futgen.gpu.check.check_kernel_rules`).  With `Options.check_ir`
