@@ -123,12 +123,6 @@ def _sizes_agree(a: ir.SubExp | None, b: ir.SubExp | None) -> bool:
     return not (isinstance(a, ir.Constant) and isinstance(b, ir.Constant)) or a.value == b.value
 
 
-def inner(t: ir.Type, k: int) -> ir.Type:
-    """The type of an element of array type `t` after `k` fixed indices."""
-    assert isinstance(t, ir.ArrayT) and k <= len(t.shape), (t, k)
-    return ir.ArrayT(t.elem, t.shape[k:]) if k < len(t.shape) else ir.Prim(t.elem)
-
-
 class Checker:
     """Checks the functions of one program (see the module docstring).
 
@@ -361,15 +355,12 @@ class Checker:
         """The type of `t` indexed by `sl`: a slice keeps its dimension."""
         if len(sl) > len(t.shape):
             raise IRTypeError(f"{len(sl)} indices into an array of rank {len(t.shape)}")
-        dims: list[ir.SubExp | None] = []
         for d in sl:
             if isinstance(d, ir.DimFix):
                 self.scalar(d.i, "i64", scope, f"the index {subexp(d.i)}")
             else:
                 self.sizes((d.start, d.num, d.stride), scope)
-                dims.append(d.num)
-        rest = inner(t, len(sl))
-        return ir.array_of(rest, tuple(dims)) if dims else rest
+        return ir.indexed_type(t, sl)
 
     def concat(self, arrs: tuple[ir.VName, ...], scope: Scope) -> ir.Type:
         """Arrays whose rows agree, one after another: the outer size is their sum."""
@@ -442,7 +433,7 @@ class Checker:
         self.agree_all(writes(e.dests, dests), got, "the scatter lambda's indices and values")
         return dests
 
-    def dest_types(self, dests: tuple[ir.ScatterDest, ...], scope: Scope) -> tuple[ir.Type, ...]:
+    def dest_types(self, dests: tuple[ir.ScatterDest, ...], scope: Scope) -> tuple[ir.ArrayT, ...]:
         """The types of a scatter's destination arrays."""
         out = []
         for d in dests:
@@ -471,12 +462,12 @@ class Checker:
         return (I64,) * len(ops), values, tuple(t for ts in dests for t in ts)
 
 
-def writes(dests: tuple[ir.ScatterDest, ...], types: tuple[ir.Type, ...]) -> tuple[ir.Type, ...]:
+def writes(dests: tuple[ir.ScatterDest, ...], types: tuple[ir.ArrayT, ...]) -> tuple[ir.Type, ...]:
     """What a scatter writes into destinations of `types`: per destination its
     i64 indices, then the element they address."""
     out: list[ir.Type] = []
     for d, t in zip(dests, types):
-        out += [I64] * d.num_idx + [inner(t, d.num_idx)]
+        out += [I64] * d.num_idx + [ir.array_of(ir.Prim(t.elem), t.shape[d.num_idx:])]
     return tuple(out)
 
 

@@ -817,7 +817,7 @@ class Internaliser:
         sl = self.slice(e.indices, _flatten(v)[0], env, e.loc)
         out = []
         for arr in _flatten(v):
-            t = _indexed_type(self.type_of(arr), sl)
+            t = ir.indexed_type(self.type_of(arr), sl)
             out.append(self.bind1(ir.Index(arr.name, sl, e.loc), t, "elem"))
         return self.unflatten(e.ty, iter(out))
 
@@ -904,14 +904,6 @@ def _size_params(tparams: list[S.TParam], ty: T.Type | None) -> set[str]:
     type checker inferred (`T.implicit_size_params` of its type `ty`)."""
     return {tp.name for tp in tparams if isinstance(tp, S.SizeParam)} \
         | set(T.implicit_size_params(ty))
-
-
-def _indexed_type(t: ir.Type, sl: tuple[ir.DimIndex, ...]) -> ir.Type:
-    """The type of `arr[sl]` for `arr` of type `t`: a slice's dimension has
-    its count, a fixed index removes its dimension."""
-    assert isinstance(t, ir.ArrayT)
-    dims = tuple(d.num for d in sl if isinstance(d, ir.DimSlice)) + t.shape[len(sl):]
-    return ir.ArrayT(t.elem, dims) if dims else ir.Prim(t.elem)
 
 
 def _eta_expanded(d: S.ValDecl) -> tuple[list[S.Pat], S.Expr]:

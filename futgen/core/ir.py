@@ -559,6 +559,14 @@ def row(t: Type) -> Type:
     return Prim(t.elem) if len(t.shape) == 1 else ArrayT(t.elem, t.shape[1:])
 
 
+def indexed_type(t: Type, sl: tuple[DimIndex, ...]) -> Type:
+    """The type of `arr[sl]` for `arr` of type `t`: a slice's dimension has
+    its count, a fixed index removes its dimension."""
+    assert isinstance(t, ArrayT) and len(sl) <= len(t.shape), (t, sl)
+    dims = tuple(d.num for d in sl if isinstance(d, DimSlice)) + t.shape[len(sl):]
+    return ArrayT(t.elem, dims) if dims else Prim(t.elem)
+
+
 def array_of(t: Type, dims: tuple[SubExp | None, ...]) -> Type:
     """An array with outer dimensions `dims` whose rows are of type `t`."""
     if not dims:
