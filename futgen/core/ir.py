@@ -96,7 +96,8 @@ from futgen.errors import Loc
 
 @dataclass(frozen=True, slots=True)
 class VName:
-    """A variable: a readable base and a tag unique within the program."""
+    """A variable: a readable base (an identifier) and a tag unique within
+    the program."""
 
     base: str
     tag: int
