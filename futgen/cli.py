@@ -3,13 +3,15 @@
     futgen check prog.fut                 type-check; silent on success
     futgen run prog.fut [-e ENTRY] [-b]   values on stdin, results on stdout
     futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
-    futgen dump [--ir STAGE] prog.fut     print the program after a pass (core, fuse, flatten, gpu)
-    futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D]
+    futgen dump [--ir STAGE] [--check-ir] prog.fut
+                                          print the program after a pass (core, fuse, flatten, gpu)
+    futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D] [--check-ir]
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
-program) is printed to stderr without a traceback and gives exit status 1.
+program) is printed to stderr without a traceback and gives exit status 1, as
+is an ill-typed IR that `--check-ir` (or flattening's kernel-rule check) finds.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import argparse
 import os
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="core (internalised), a pass's name (after it; see futgen.pipeline), "
                            "gpu (after every pass) or versions (the GPU IR's version tree)")
     dump.add_argument("program")
-    _flattening_argument(dump)
+    _pass_arguments(dump)
     dump.set_defaults(handler=_dump)
 
     build = sub.add_parser("build", help="compile a program into a Python package (and wheel)")
@@ -95,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--wheel", action="store_true", help="also build a wheel")
     build.add_argument("--dist", metavar="DIR",
                        help="where the wheel goes (default: dist/ beside the package directory)")
-    _flattening_argument(build)
+    _pass_arguments(build)
     build.set_defaults(handler=_build)
 
     test = sub.add_parser("test", help="run the test blocks of programs")
@@ -189,23 +194,42 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _flattening_argument(p: argparse.ArgumentParser) -> None:
+def _pass_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `futgen.pipeline.Options`."""
     from futgen.flatten import FLATTENINGS
 
     p.add_argument("--flattening", choices=FLATTENINGS, default=FLATTENINGS[0],
                    help="incremental (default): versions guarded by tunable thresholds; "
                         "moderate: one version per parallel construct")
+    p.add_argument("--check-ir", action="store_true",
+                   help="type-check the IR before and after every pass (a compiler bug "
+                        "shows as an error naming the pass, the function and the statement)")
 
 
 def _options(args: argparse.Namespace) -> Options:
     from futgen.pipeline import Options
 
-    return Options(flattening=args.flattening)
+    options = Options(flattening=args.flattening)
+    # Without the flag, Options' default stands (FUTGEN_CHECK_IR).
+    return replace(options, check_ir=True) if args.check_ir else options
+
+
+@contextmanager
+def _ir_errors_reported() -> Iterator[None]:
+    """An ill-typed IR is a compiler bug, but one the user asked to see
+    (`--check-ir`): printed as an error that names the pass, not a traceback."""
+    from futgen.core.check import IRTypeError
+
+    try:
+        yield
+    except IRTypeError as e:
+        raise FutgenError(f"compiler bug: ill-typed IR {e}") from e
 
 
 def _dump_after(path: str, stage: str, options: Options) -> str:
     """The program in `path` printed at `stage` (see `_dump_stages`)."""
     from futgen.core import load
+    from futgen.core.check import check_program
     from futgen.core.pretty import pretty as pretty_core
     from futgen.gpu.pretty import pretty as pretty_gpu
     from futgen.gpu.pretty import version_tree
@@ -213,6 +237,8 @@ def _dump_after(path: str, stage: str, options: Options) -> str:
 
     prog = load(path)
     if stage == "core":
+        if options.check_ir:  # run_passes checks its input, but is not run here
+            check_program(prog)
         return pretty_core(prog)
     until = None if stage in ("gpu", "versions") else stage
     prog = run_passes(prog, until, options)
@@ -232,7 +258,9 @@ def _dump_stages() -> list[str]:
 
 def _dump(args: argparse.Namespace) -> int:
     _require_file(args.program)
-    print(_dump_after(args.program, args.ir, _options(args)), end="")
+    with _ir_errors_reported():
+        text = _dump_after(args.program, args.ir, _options(args))
+    print(text, end="")
     return 0
 
 
@@ -246,9 +274,10 @@ def _build(args: argparse.Namespace) -> int:
             f"--name {args.name} does not match the package directory {args.output}: "
             f"a package is imported by its directory's name (use -o {out.parent / args.name})"
         )
-    pkg, wheel = build(args.program, out.parent, name=out.name, version=args.version,
-                       backend_default=args.backend, wheel=args.wheel, dist_dir=args.dist,
-                       options=_options(args))
+    with _ir_errors_reported():
+        pkg, wheel = build(args.program, out.parent, name=out.name, version=args.version,
+                           backend_default=args.backend, wheel=args.wheel, dist_dir=args.dist,
+                           options=_options(args))
     print(pkg)
     if wheel is not None:
         print(wheel)

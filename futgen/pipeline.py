@@ -6,24 +6,37 @@ function from a program to a program: core IR passes first, then
 flattening into the GPU IR, which the host and CUDA code generators
 consume.  `futgen dump --ir NAME` prints the program after the pass of that
 name (`core`: before the first).  Each pass is tested to keep the meaning
-of the example programs (tests/test_pipeline.py): core IR passes under the
-core IR interpreter, the GPU IR under its own.
+of the example programs (tests/flatten/test_pipeline.py): core IR passes
+under the core IR interpreter, the GPU IR under its own.
 
-After flattening, `check_program` states the kernel-code rules the code
-generators rely on.  There is no IR type checker yet: that, a reader for
-the printed IR and more passes (simplification, the intra-block
-versions of incremental flattening) are issue 9's.
+Flattening ends by checking the kernel-code rules the code generators rely
+on (`futgen.gpu.check.check_kernel_rules`).  With `Options.check_ir`
+(`--check-ir`; on in the test suite, which sets `FUTGEN_CHECK_IR=1`), the
+IR type checker of the IR at hand (`futgen.core.check`, or
+`futgen.gpu.check` once a `gpu` pass has run) checks the input and the
+result of every pass, and an error names the pass after which the IR broke.
+A pass can be tested text in, text out: `futgen.core.read` reads what
+`futgen dump` prints.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from futgen.core import check as core_check
 from futgen.core import ir
 from futgen.flatten import flatten
-from futgen.flatten.check import check_program
 from futgen.flatten.fusion import fuse_body
+from futgen.gpu import check as gpu_check
+
+
+def _check_ir_default() -> bool:
+    """`FUTGEN_CHECK_IR=1` turns the checks on wherever no option says
+    otherwise: tests/conftest.py sets it, so that every pipeline run of the
+    test suite, in test workers too, is checked."""
+    return os.environ.get("FUTGEN_CHECK_IR", "") == "1"
 
 
 @dataclass(frozen=True)
@@ -31,6 +44,8 @@ class Options:
     """What the user chose for the passes (`futgen build --flattening=...`)."""
 
     flattening: str = "incremental"  # or "moderate": one version per SegOp
+    # Type-check the IR before and after every pass (`--check-ir`).
+    check_ir: bool = field(default_factory=_check_ir_default)
 
 
 @dataclass(frozen=True)
@@ -67,7 +82,7 @@ def _fuse_host(body: ir.Body) -> ir.Body:
 
 def _flatten(prog: ir.Program, options: Options) -> ir.Program:
     out = flatten(prog, options.flattening)
-    check_program(out)
+    gpu_check.check_kernel_rules(out)
     return out
 
 
@@ -82,15 +97,32 @@ PASS_NAMES = tuple(p.name for p in PASSES)
 
 
 def run_passes(prog: ir.Program, until: str | None = None,
-               options: Options = Options()) -> ir.Program:
-    """`prog` (core IR) after every pass, or after the pass named `until`."""
+               options: Options | None = None) -> ir.Program:
+    """`prog` (core IR) after every pass, or after the pass named `until`;
+    with `options.check_ir`, checked before and after each pass
+    (`IRTypeError` naming the pass after which the IR broke)."""
+    options = options or Options()
     if until is not None and until not in PASS_NAMES:
         raise ValueError(f"no pass named {until!r}; the passes are {', '.join(PASS_NAMES)}")
+    if options.check_ir:
+        core_check.check_program(prog)
+    gpu = False
     for p in PASSES:
         prog = p.run(prog, options)
+        gpu = gpu or p.gpu
+        if options.check_ir:
+            _check_after(p.name, prog, gpu)
         if p.name == until:
             break
     return prog
+
+
+def _check_after(name: str, prog: ir.Program, gpu: bool) -> None:
+    try:
+        (gpu_check if gpu else core_check).check_program(prog)
+    except core_check.IRTypeError as e:
+        e.after = name
+        raise
 
 
 def is_gpu(until: str | None) -> bool:

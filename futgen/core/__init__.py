@@ -1,5 +1,6 @@
 """The core IR and the stages around it: internalisation from the typed
-AST, a pretty-printer and an interpreter (`futgen.core.ir` has the grammar).
+AST, a pretty-printer and its reader (`read`), a type checker (`check`) and
+an interpreter (`futgen.core.ir` has the grammar).
 """
 
 from __future__ import annotations

@@ -520,8 +520,7 @@ GENERIC: dict[str, Callable[[Internaliser, T.Type, Loc], Fn]] = {
 
 # ---------------------------------------------------------- numeric modules
 
-_UNARY_RESULT = {"isnan": "bool", "isinf": "bool", "popc": "i32", "clz": "i32", "ctz": "i32"}
-_UNARY = {"neg", "abs", "sgn", *prims.UNARY_REAL, *_UNARY_RESULT}
+_UNARY = {"neg", "abs", "sgn", *prims.UNARY_REAL, *ir.UNOP_RESULTS}
 _CONSTANTS = {"highest": prims.highest, "lowest": prims.lowest,
               **{k: v for k, v in prims.FLOAT_CONSTS.items()}}
 _REDUCTIONS = {"sum": "+", "product": "*", "maximum": "max", "minimum": "min"}
@@ -538,7 +537,7 @@ def _numeric_member(it: Internaliser, t: str, name: str, ty: T.Type, loc: Loc) -
     if name == "not" and t != "bool":
         name = "bnot"
     if name in _UNARY or name == "bnot":
-        out = ir.Prim(_UNARY_RESULT.get(name, t))
+        out = ir.Prim(ir.unop_type(name, t))
         return Fn(ty, 1, lambda args, _r: it.bind1(ir.UnOp(name, t, args[0][0]), out, name))
     if name in _CONSTANTS:
         return _constant(_CONSTANTS[name](t).item(), t)
@@ -553,7 +552,7 @@ def _numeric_member(it: Internaliser, t: str, name: str, ty: T.Type, loc: Loc) -
         return Fn(ty, 1, lambda args, _r: _bit_pattern(it, t, args[0][0]))
     if name == "from_bits":
         return Fn(ty, 1, lambda args, _r: it.bind1(
-            ir.UnOp("from_bits", _BITS_OF_FLOAT[t], args[0][0]), ir.Prim(t), "float"))
+            ir.UnOp("from_bits", ir.FLOAT_BITS[t], args[0][0]), ir.Prim(t), "float"))
     if name in _COMPOSITE:
         arity, rule = _COMPOSITE[name]
         return Fn(ty, arity, lambda args, _r: rule(_Scalar(it, t), *(a for a, _ in args)))
@@ -583,7 +582,6 @@ def _reduce_with(it: Internaliser, op: str, t: str, xs: Arg, loc: Loc) -> V:
 # Binary functions of the numeric modules that are core BinOps (with their
 # rules in `prims.BINOPS` and the CUDA scalar prelude).
 _BINARY_FUNCTIONS = {"atan2", "atan2pi", "hypot", "copysign", "nextafter", "ldexp", "mul_hi"}
-_BITS_OF_FLOAT = {"f16": "u16", "f32": "u32", "f64": "u64"}
 
 
 class _Scalar:
@@ -607,23 +605,23 @@ class _Scalar:
 
 def _bit_pattern(it: Internaliser, t: str, x: ir.SubExp) -> ir.SubExp:
     """The bits of `x` (of type `t`) as the unsigned integer of its width."""
-    if t in _BITS_OF_FLOAT:
-        return it.bind1(ir.UnOp("to_bits", t, x), ir.Prim(_BITS_OF_FLOAT[t]), "bits")
+    if t in ir.FLOAT_BITS:
+        return it.bind1(ir.UnOp("to_bits", t, x), ir.Prim(ir.FLOAT_BITS[t]), "bits")
     u = prims.UNSIGNED_OF[t]
     return x if u == t else it.bind1(ir.ConvOp(t, u, x), ir.Prim(u), "bits")
 
 
 def _get_bit(s: _Scalar, i: ir.SubExp, x: ir.SubExp) -> ir.SubExp:
     """`(bits x >>> i) & 1` as an i32 (`prims.get_bit`)."""
-    u = prims.UNSIGNED_OF.get(s.t) or _BITS_OF_FLOAT[s.t]
+    u = prims.UNSIGNED_OF.get(s.t) or ir.FLOAT_BITS[s.t]
     shifted = s.op(">>>", _bit_pattern(s.it, s.t, x), s.conv(i, "i32", u), u)
     return s.conv(s.op("&", shifted, s.const(1, u), u), u, "i32")
 
 
 def _set_bit(s: _Scalar, i: ir.SubExp, x: ir.SubExp, b: ir.SubExp) -> ir.SubExp:
     """`x` with bit `i` cleared, then or-ed with `mask * (b == 1)` (`prims.set_bit`)."""
-    if s.t in _BITS_OF_FLOAT:
-        u = _BITS_OF_FLOAT[s.t]
+    if s.t in ir.FLOAT_BITS:
+        u = ir.FLOAT_BITS[s.t]
         bits = _set_bit(_Scalar(s.it, u), i, _bit_pattern(s.it, s.t, x), b)
         return s.it.bind1(ir.UnOp("from_bits", u, bits), ir.Prim(s.t), "float")
     mask = s.op("<<", s.const(1), s.conv(i, "i32", s.t))

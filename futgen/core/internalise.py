@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +66,8 @@ Arg = tuple[V, T.Type]  # an argument and its source type
 # array of units keeps its shape like any other array.
 UNIT_PRIM = "bool"
 UNIT_VALUE = ir.Constant(False, UNIT_PRIM)
+
+_NOT_IDENT = re.compile(r"[^0-9A-Za-z_]")
 
 
 @dataclass
@@ -135,7 +138,11 @@ class Internaliser:
     # ------------------------------------------------------------ building
 
     def fresh(self, base: str) -> ir.VName:
-        return ir.VName(base, next(self.tags))
+        """A new name, its base cut to an identifier (source names may hold
+        `'`, operators' names symbols) so that the printed IR reads back."""
+        base = _NOT_IDENT.sub("", base)
+        return ir.VName(base if base[:1].isalpha() or base[:1] == "_" else "t" + base,
+                        next(self.tags))
 
     def bind(self, exp: ir.Exp, types: list[ir.Type], base: str = "t") -> list[ir.SubExp]:
         """Appends `let (names) = exp` and returns the new names."""
@@ -810,7 +817,7 @@ class Internaliser:
         sl = self.slice(e.indices, _flatten(v)[0], env, e.loc)
         out = []
         for arr in _flatten(v):
-            t = _indexed_type(self.type_of(arr), sl)
+            t = ir.indexed_type(self.type_of(arr), sl)
             out.append(self.bind1(ir.Index(arr.name, sl, e.loc), t, "elem"))
         return self.unflatten(e.ty, iter(out))
 
@@ -897,14 +904,6 @@ def _size_params(tparams: list[S.TParam], ty: T.Type | None) -> set[str]:
     type checker inferred (`T.implicit_size_params` of its type `ty`)."""
     return {tp.name for tp in tparams if isinstance(tp, S.SizeParam)} \
         | set(T.implicit_size_params(ty))
-
-
-def _indexed_type(t: ir.Type, sl: tuple[ir.DimIndex, ...]) -> ir.Type:
-    """The type of `arr[sl]` for `arr` of type `t`: a slice's dimension has
-    its count, a fixed index removes its dimension."""
-    assert isinstance(t, ir.ArrayT)
-    dims = tuple(d.num for d in sl if isinstance(d, ir.DimSlice)) + t.shape[len(sl):]
-    return ir.ArrayT(t.elem, dims) if dims else ir.Prim(t.elem)
 
 
 def _eta_expanded(d: S.ValDecl) -> tuple[list[S.Pat], S.Expr]:

@@ -96,7 +96,8 @@ from futgen.errors import Loc
 
 @dataclass(frozen=True, slots=True)
 class VName:
-    """A variable: a readable base and a tag unique within the program."""
+    """A variable: a readable base (an identifier) and a tag unique within
+    the program."""
 
     base: str
     tag: int
@@ -538,10 +539,33 @@ def subexp_type(se: SubExp, types: dict[VName, Type]) -> Type:
     return types[se.name]
 
 
+# The unsigned type of a float's bit pattern (`to_bits`, `from_bits`).
+FLOAT_BITS = {"f16": "u16", "f32": "u32", "f64": "u64"}
+# Unary operators whose result is not of their operand's type.
+UNOP_RESULTS = {"isnan": "bool", "isinf": "bool", "popc": "i32", "clz": "i32", "ctz": "i32"}
+
+
+def unop_type(op: str, prim: str) -> str:
+    """The result type of unary operator `op` on an operand of type `prim`."""
+    if op == "to_bits":
+        return FLOAT_BITS[prim]
+    if op == "from_bits":
+        return next(f for f, bits in FLOAT_BITS.items() if bits == prim)
+    return UNOP_RESULTS.get(op, prim)
+
+
 def row(t: Type) -> Type:
     """The type of one row (element of the outermost dimension) of array type `t`."""
     assert isinstance(t, ArrayT), t
     return Prim(t.elem) if len(t.shape) == 1 else ArrayT(t.elem, t.shape[1:])
+
+
+def indexed_type(t: Type, sl: tuple[DimIndex, ...]) -> Type:
+    """The type of `arr[sl]` for `arr` of type `t`: a slice's dimension has
+    its count, a fixed index removes its dimension."""
+    assert isinstance(t, ArrayT) and len(sl) <= len(t.shape), (t, sl)
+    dims = tuple(d.num for d in sl if isinstance(d, DimSlice)) + t.shape[len(sl):]
+    return ArrayT(t.elem, dims) if dims else Prim(t.elem)
 
 
 def array_of(t: Type, dims: tuple[SubExp | None, ...]) -> Type:

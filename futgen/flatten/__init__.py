@@ -201,8 +201,10 @@ class _Flattener:
             return None
         hoisted, op = outer
         if isinstance(op, SegMap) and binds_arrays(op.body):
-            # The rows' shapes as the threads found them (the lambda may say `[?]`).
-            lam = replace(stm.exp.map_lam, ret=op.ret)
+            # The rows' shapes as the threads found them (the lambda may say
+            # `[?]`), under the space's inner dimensions: the map's rows.
+            lam = replace(stm.exp.map_lam,
+                          ret=tuple(ir.array_of(t, op.space.dims[1:]) for t in op.ret))
             op = replace(op, host=replace(stm, exp=replace(stm.exp, map_lam=lam)))
         if not self.incremental or self.fun_guards >= MAX_GUARDS:
             self.capped |= self.incremental

@@ -9,7 +9,8 @@ this module adds the SegOps, in the format shown in `futgen.gpu.ir`:
       : (f32)
     { ...kernel body... }
 
-A version guard prints as
+(`reduce_comm`, `scan_comm`: the operator is commutative).  A version
+guard prints as
 
     let (suff_outer_par_9: bool) =
       threshold(main.suff_outer_par_0, default 32768) <= par_8
@@ -74,11 +75,8 @@ class GpuPrinter(Printer):
                 kind = "segred" if isinstance(e, SegRed) else "segscan"
                 lines = [f"{pad}{kind} {level} {space_text(space)}"]
                 for op in ops:
-                    word = (
-                        "scan"
-                        if isinstance(e, SegScan)
-                        else ("reduce_comm" if op.commutative else "reduce")
-                    )
+                    word = ("scan" if isinstance(e, SegScan) else "reduce") + (
+                        "_comm" if op.commutative else "")
                     lines += [
                         f"{pad}{INDENT}{word} {_ses(op.nes)}",
                         *self.lam(op.lam, depth + 2),

@@ -161,3 +161,14 @@ def test_dump_core_ir(tmp_path, capsys):
     assert main(["dump", "--ir", "core", str(prog)]) == 0
     out = capsys.readouterr().out
     assert "entry fun main" in out and "screma" in out
+
+
+@pytest.mark.parametrize("command", [["dump"], ["build", "-o", "out"]])
+def test_check_ir_option(command, monkeypatch):
+    """`--check-ir` turns the checks on; without it FUTGEN_CHECK_IR decides."""
+    from futgen.cli import _options, _parser
+
+    monkeypatch.setenv("FUTGEN_CHECK_IR", "0")
+    args = [command[0], "p.fut", *command[1:]]
+    assert _options(_parser().parse_args([*args, "--check-ir"])).check_ir
+    assert not _options(_parser().parse_args(args)).check_ir

@@ -17,8 +17,8 @@ import pytest
 from futgen.core import internalise, ir
 from futgen.data import compare_values, load_file
 from futgen.errors import FutharkError
-from futgen.flatten.check import check_program
 from futgen.frontend import check_source, load
+from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run
 from futgen.gpu.ir import SegHist, SegMap, SegOp, SegRed, SegScan, SegScatter
 from futgen.pipeline import Options, run_passes

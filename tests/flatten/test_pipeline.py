@@ -1,20 +1,25 @@
 """The pass list (futgen.pipeline): every pass keeps the meaning of the
-example programs, and `futgen dump --ir` prints the program after any pass."""
+example programs, `futgen dump --ir` prints the program after any pass, and
+`--check-ir` names the pass after which the IR broke."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from futgen import pipeline
 from futgen.cli import main as cli_main
 from futgen.core import ir, load
+from futgen.core.check import IRTypeError
 from futgen.core.interpret import run as run_core
+from futgen.core.read import read_program
 from futgen.data import compare_values, load_file
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import SegRed
-from futgen.pipeline import PASS_NAMES, PASSES, fuse, is_gpu, run_passes
+from futgen.pipeline import PASS_NAMES, PASSES, Options, Pass, fuse, is_gpu, run_passes
 from futgen.testing.spec import value_runs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -70,3 +75,56 @@ def test_dump_prints_the_program_after_a_pass(stage: str, marker: str, capsys) -
     assert cli_main(["dump", "--ir", stage, str(EXAMPLES / "dotprod.fut")]) == 0
     out = capsys.readouterr().out
     assert "fun dotprod" in out and marker in out
+
+
+# ---------------------------------------------------------------- --check-ir
+
+
+def _forget_first_statements(prog: ir.Program, options: Options) -> ir.Program:
+    """A broken pass: drops each function's first statement (`n = size xs 0`),
+    whose name later statements still use."""
+    return ir.Program(tuple(replace(f, body=replace(f.body, stms=f.body.stms[1:]))
+                            for f in prog.functions))
+
+
+@pytest.fixture
+def broken_pass(monkeypatch) -> None:
+    broken = Pass("forget", "drops statements", _forget_first_statements)
+    monkeypatch.setattr(pipeline, "PASSES", (PASSES[0], broken, *PASSES[1:]))
+
+
+def test_check_ir_names_the_pass_after_which_the_ir_broke(broken_pass) -> None:
+    with pytest.raises(IRTypeError) as e:
+        run_passes(load(str(EXAMPLES / "dotprod.fut")), options=Options(check_ir=True))
+    assert e.value.after == "forget" and e.value.function == "dotprod"
+    assert str(e.value).startswith("after pass 'forget', in function dotprod: n_")
+    assert "is not in scope\n  at\n    let (" in str(e.value)
+
+
+def test_check_ir_checks_the_input_too() -> None:
+    bad = read_program("fun f() : (i32) =\n{\n  in (x_1)\n}\n")
+    with pytest.raises(IRTypeError, match="^in function f: x_1 is not in scope$"):
+        run_passes(bad, options=Options(check_ir=True))
+    run_passes(bad, options=Options(check_ir=False))  # `fuse` and `flatten` leave it be
+
+
+def test_dump_check_ir_reports_a_broken_pass(broken_pass, capsys) -> None:
+    assert cli_main(["dump", "--check-ir", "--ir", "gpu", str(EXAMPLES / "dotprod.fut")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Error: compiler bug: ill-typed IR after pass 'forget', in function "
+                          "dotprod: n_")
+
+
+@pytest.mark.parametrize("stage", ["core", *PASS_NAMES])
+def test_dump_check_ir_on_a_correct_pipeline(stage: str, capsys) -> None:
+    assert cli_main(["dump", "--check-ir", "--ir", stage, str(EXAMPLES / "dotprod.fut")]) == 0
+    assert "fun dotprod" in capsys.readouterr().out
+
+
+def test_check_ir_is_on_where_futgen_check_ir_is_1(monkeypatch) -> None:
+    """The test suite sets it (tests/conftest.py); users give --check-ir."""
+    monkeypatch.setenv("FUTGEN_CHECK_IR", "1")
+    assert Options().check_ir
+    monkeypatch.setenv("FUTGEN_CHECK_IR", "0")
+    assert not Options().check_ir
+    assert Options(check_ir=True).check_ir

@@ -16,8 +16,8 @@ import pytest
 from futgen.core import internalise, ir
 from futgen.core.interpret import run as run_core
 from futgen.data import compare_values
-from futgen.flatten.check import check_program
 from futgen.frontend import load
+from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import Scratch, SegMap, SegRed, SegScan
 from futgen.pipeline import Options, run_passes

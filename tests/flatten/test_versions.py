@@ -13,8 +13,8 @@ import pytest
 
 from futgen.core import internalise, ir
 from futgen.data import compare_values
-from futgen.flatten.check import check_program
 from futgen.frontend import check_source
+from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run
 from futgen.gpu.ir import (
     INFINITE_THRESHOLD,

@@ -16,8 +16,8 @@ import pytest
 from futgen.cli import main as cli_main
 from futgen.core import internalise, ir
 from futgen.errors import FutharkError
-from futgen.flatten.check import KernelRuleError, check_program
 from futgen.frontend import check_source, load
+from futgen.gpu.check import KernelRuleError, check_program
 from futgen.gpu.interpret import run
 from futgen.gpu.ir import Scratch, SegBinOp, SegMap, SegRed, SegSpace
 from futgen.gpu.pretty import pretty
