@@ -242,7 +242,7 @@ class _Flattener:
             return None
         kb = KernelBuilder(self.names, self.types)
         try:
-            op = intra_version(e, kb, self.names.fresh("gtid"), stm)
+            op = intra_version(e, kb, stm)
         except NotIntra:
             return None
         return self._renamed((kb.hoisted, op), hoisted)

@@ -98,29 +98,54 @@ def _soac_in_loop(body: ir.Body, in_loop: bool) -> bool:
     return False
 
 
-def intra_version(e: ir.Screma, kb: KernelBuilder, gtid: ir.VName,
-                  host: ir.Stm) -> SegMap:
-    """The `BLOCKS` SegMap computing the map `e` (`host` its statement), one
-    block per row; `kb` collects the statements to hoist to the host."""
+def intra_version(e: ir.Screma, kb: KernelBuilder, host: ir.Stm) -> SegMap:
+    """The `BLOCKS` SegMap computing the map `e` (`host` its statement), a
+    block per point of the perfect map nest `e` begins (`map (map f)`: a
+    block per call of `f`); `kb` collects the statements to hoist to the
+    host."""
     if e.scans or e.reds:
         raise NotIntra("the map also reduces or scans")
-    kb.local.add(gtid)
     block = BlockBuilder(kb)
+    gtids: list[ir.VName] = []
+    dims: list[ir.SubExp] = []
     pre: list[ir.Stm] = []
+    lam, arrs, w = e.map_lam, e.arrs, e.w
     try:
-        for p, a in zip(e.map_lam.params, e.arrs):
-            kb.bind_row(p, a, (ir.Var(gtid),), pre)
-        body = block.body(e.map_lam.body, e.map_lam.ret)
+        while True:
+            gtid = kb.names.fresh("gtid")
+            kb.local.add(gtid)
+            gtids.append(gtid)
+            dims.append(w)
+            for p, a in zip(lam.params, arrs):
+                kb.bind_row(p, a, (ir.Var(gtid),), pre)
+            inner = _inner_map(lam)
+            if inner is None or not kb.invariant_size(inner.w):
+                break
+            lam, arrs, w = inner.map_lam, inner.arrs, inner.w
+        body = block.body(lam.body, lam.ret)
     except NotKernel as err:
         raise NotIntra(str(err)) from None
     body = ir.Body((*pre, *body.stms), body.result)
     if not block_ops(body):
         raise NotIntra("no parallelism inside")
     ret = tuple(kb.types[r.name] if isinstance(t, ir.ArrayT) else t  # type: ignore[union-attr]
-                for t, r in zip(e.map_lam.ret, body.result))
-    lam = replace(e.map_lam, ret=ret)
-    return SegMap(BLOCKS, SegSpace((gtid,), (e.w,)), ret, body,
-                  replace(host, exp=replace(host.exp, map_lam=lam)))
+                for t, r in zip(lam.ret, body.result))
+    rows = replace(e.map_lam, ret=tuple(ir.array_of(t, tuple(dims[1:])) for t in ret))
+    return SegMap(BLOCKS, SegSpace(tuple(gtids), tuple(dims)), ret, body,
+                  replace(host, exp=replace(host.exp, map_lam=rows)))
+
+
+def _inner_map(lam: ir.Lambda) -> ir.Screma | None:
+    """The map a lambda's body is, when it is just one map returning its results."""
+    body = fuse_body(lam.body)
+    if len(body.stms) != 1:
+        return None
+    (stm,) = body.stms
+    e = stm.exp
+    if (isinstance(e, ir.Screma) and not e.scans and not e.reds
+            and body.result == tuple(ir.Var(p.name) for p in stm.pat)):
+        return e
+    return None
 
 
 class BlockBuilder:

@@ -393,3 +393,14 @@ entry main [n][m] (ps: [n]f32) (xs: [m]f32) : [n]f32 =
     assert paths["segred_block_"] == ()
     assert paths["segred_warp_"] == ("!main.segred_block_0",)
     assert paths["segred_subwarp_"] == ("!main.segred_block_0", "!main.segred_warp_1")
+
+
+def test_a_map_nest_gets_a_block_per_point_of_the_nest() -> None:
+    """Two scans per row under two maps: the intra-block version's space is
+    the whole perfect nest, a block per row."""
+    prog = _flat("""
+entry main [k][m][n] (x: [k][m][n]i32) : [k][m][n]i32 =
+  map (map (\\xs -> let a = scan (+) 0 xs in map2 (+) a (scan (*) 1 a))) x""")
+    [(_, outer, intra)] = _versions(prog)
+    assert (_shape(outer), intra.level, len(intra.space.dims)) == ("SegMap2", "blocks", 2)
+    assert _block_ops(intra.body) == ["SegScan", "SegScan", "SegMap"]

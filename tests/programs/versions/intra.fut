@@ -51,3 +51,15 @@ entry recurrences [m][n] (as: [m][n]f64) (bs: [m][n]f64) : ([m][n]f64, [m]f64) =
                                 (zip (map (\x -> 0.5 * x) a) ys))
       in zs
     in (ys, ys[n - 1] + f64.sum ys)) as bs)
+
+-- Two scans per row under two maps: a block per row of the map nest.
+-- ==
+-- entry: nested_rows
+-- input { [[[1, 2, 3]], [[0, 1, -1]]] }
+-- output { [[[2, 6, 24]], [[0, 1, 0]]] }
+-- random input { [3][5][200]i32 }
+-- random input { [2][70][33]i32 }
+entry nested_rows [k][m][n] (xsss: [k][m][n]i32) : [k][m][n]i32 =
+  map (map (\xs -> let a = scan (+) 0 xs
+                   let b = scan (*) 1 a
+                   in map2 (+) a b)) xsss
