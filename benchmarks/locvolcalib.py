@@ -1,0 +1,93 @@
+"""LocVolCalib (finpar) on CUDA: each of incremental flattening's choices
+forced, on the three datasets, checked against the `.out` files.
+
+    python3 benchmarks/locvolcalib.py --suite PATH [--out DIR]
+
+`--suite` is a checkout of github:diku-dk/futhark-benchmarks (nothing of it
+is copied here).  Versions, by setting every threshold of the package:
+
+* `outer`: every guard takes its outer version (0): a thread per strike,
+  the whole valuation sequential in it (moderate flattening's choice);
+* `intra`: the outer versions never (2000000000), the intra-block ones
+  always (0): a block per strike where that fits, else the flat version's
+  parts, a block per (strike, row) for the tridiagonal solves;
+* `flat`: neither: everything flattened, the solves as scans over all rows;
+* `default`: the untuned thresholds (32768).
+
+Times are medians of synchronised calls (the inputs are scalars), in ms;
+three calls where one takes over 0.2 s.  Each result is checked against
+the `.out` file with a relative tolerance of 2e-3 (absolute 1e-4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from versions import timed  # median of synchronised calls; three when slow
+
+BIG = 2_000_000_000
+
+
+def _sync() -> None:
+    import pycuda.driver as cuda
+
+    cuda.Context.synchronize()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--suite", required=True)
+    ap.add_argument("--out", default=".")
+    args = ap.parse_args()
+    from futgen.codegen.package import build_package
+    from futgen.data import load_file
+    from futgen.testing.compiled import import_package
+
+    prog = Path(args.suite) / "finpar" / "LocVolCalib.fut"
+    t0 = time.perf_counter()
+    lib = import_package(build_package(prog, Path(tempfile.mkdtemp()) / "lvc", name="lvc"))
+    print(f"build: {time.perf_counter() - t0:.2f} s", flush=True)
+    names = list(lib.TUNING_PARAMS)
+    outer = [n for n in names if "suff_outer_par" in n]
+    intra = [n for n in names if "suff_intra_par" in n]
+    versions = {"default": {}, "outer": dict.fromkeys(outer, 0),
+                "intra": {**dict.fromkeys(outer, BIG), **dict.fromkeys(intra, 0)},
+                "flat": dict.fromkeys(outer + intra, BIG)}
+    rows = []
+    for dataset in ("small", "medium", "large"):
+        data = prog.parent / "LocVolCalib-data"
+        inputs = load_file(data / f"{dataset}.in")
+        want = load_file(data / f"{dataset}.out")[0]
+        row: dict = {"dataset": dataset}
+        for name, tuning in versions.items():
+            inst = lib.Lvc(backend="cuda", device_results=True, tuning=tuning)
+            got = inst.main(*inputs).get()
+            err = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30)))
+            row[f"{name}_ms"] = timed(lambda i=inst, xs=inputs: i.main(*xs), _sync)
+            row[f"{name}_relerr"] = err
+            row[f"{name}_ok"] = bool(np.allclose(got, want, rtol=2e-3, atol=1e-4))
+            print(dataset, name, f"{row[name + '_ms']:.3f} ms", f"rel err {err:.1e}",
+                  flush=True)
+        rows.append(row)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "locvolcalib.json").write_text(json.dumps(rows, indent=1))
+    print("\ndataset   " + "  ".join(f"{v:>10s}" for v in versions))
+    for row in rows:
+        print(f"{row['dataset']:8s}  " + "  ".join(
+            f"{row[v + '_ms']:10.3f}" + ("" if row[v + "_ok"] else "!") for v in versions))
+
+
+if __name__ == "__main__":
+    main()
