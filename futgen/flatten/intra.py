@@ -44,6 +44,7 @@ from futgen.frontend.types import PRIM_DTYPES
 from futgen.gpu.ir import (
     BLOCK,
     BLOCKS,
+    SHARED_ALIGN,
     SegBinOp,
     SegMap,
     SegRed,
@@ -52,9 +53,6 @@ from futgen.gpu.ir import (
     block_ops,
     block_shared_arrays,
 )
-
-# Every shared array starts at a multiple of this many bytes.
-SHARED_ALIGN = 16
 
 
 class NotIntra(Exception):

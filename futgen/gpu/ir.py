@@ -114,6 +114,10 @@ HIST_PRIMS = frozenset({"i32", "u32", "f32", "i64", "u64", "f64"})
 
 GRID, BLOCKS, BLOCK = "grid", "blocks", "block"
 
+# Each shared array of block code starts at a multiple of this many bytes
+# (the flattener's `BlockFits` and the code generator's layout agree).
+SHARED_ALIGN = 16
+
 
 @dataclass(frozen=True, slots=True)
 class Scratch:

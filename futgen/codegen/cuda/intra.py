@@ -58,12 +58,19 @@ from futgen.codegen.cuda.skeleton import (
 )
 from futgen.codegen.plan import CTYPES, DTYPES, KernelPlan
 from futgen.core import ir
-from futgen.gpu.ir import BLOCK, SegMap, SegRed, SegScan, block_ops, block_shared_arrays
+from futgen.gpu.ir import (
+    BLOCK,
+    SHARED_ALIGN,
+    SegMap,
+    SegRed,
+    SegScan,
+    block_ops,
+    block_shared_arrays,
+)
 
 MAX_BLOCK = 1024
 SHARED = "futgen_shared"  # the dynamic shared memory
 SCRATCH = "futgen_block_scratch"  # 32 values of the widest collective
-SHARED_ALIGN = 16
 FAILED = "failed"  # whether this thread failed (a local flag)
 
 
