@@ -24,6 +24,7 @@ from futgen.core import ir
 from futgen.flatten import flatten
 from futgen.flatten.check import check_program
 from futgen.flatten.fusion import fuse_body
+from futgen.opt.simplify import simplify
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,9 @@ def _flatten(prog: ir.Program, options: Options) -> ir.Program:
 
 
 PASSES: tuple[Pass, ...] = (
+    Pass("simplify", "copy propagation, exact constant folding, common subexpressions, "
+         "dead code, invariant code hoisted out of loops and lambdas",
+         lambda prog, options: simplify(prog)),
     Pass("fuse", "maps fused into their one consuming Screma, Hist or Scatter "
          "(redomap, scanomap, map-map)", fuse),
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "

@@ -80,6 +80,30 @@ def substitute(node: Any, subst: Mapping[ir.VName, ir.VName]) -> Any:
     return node
 
 
+def replace_uses(node: Any, subst: Mapping[ir.VName, ir.SubExp], bodies: bool = True) -> Any:
+    """`node` with every use of a key of `subst` replaced by its value: a
+    constant value only where a SubExp stands (`Var` positions), a variable
+    anywhere.  With `bodies` False, the `Body`s inside `node` are left as
+    they are (a pass that walks them itself substitutes their statements).
+    Unchanged parts are returned as they are, not copied."""
+    if isinstance(node, ir.Var):
+        return subst.get(node.name, node)
+    if isinstance(node, ir.VName):
+        new = subst.get(node)
+        return new.name if isinstance(new, ir.Var) else node
+    if isinstance(node, tuple):
+        items = tuple(replace_uses(x, subst, bodies) for x in node)
+        return node if all(a is b for a, b in zip(items, node)) else items
+    if is_dataclass(node) and not isinstance(node, type) and (bodies or not isinstance(
+            node, ir.Body)):
+        old = [getattr(node, f.name) for f in fields(node)]
+        new_fields = [replace_uses(x, subst, bodies) for x in old]
+        if all(a is b for a, b in zip(new_fields, old)):
+            return node
+        return type(node)(*new_fields)
+    return node
+
+
 class NameSource:
     """Fresh names for one program: tags above every tag already used."""
 
