@@ -18,12 +18,12 @@ versions of incremental flattening) are issue 9's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from futgen.core import ir
 from futgen.flatten import flatten
 from futgen.flatten.check import check_program
-from futgen.flatten.fusion import fuse_body
+from futgen.flatten.fusion import fuse
 from futgen.opt.simplify import simplify
 
 
@@ -32,6 +32,7 @@ class Options:
     """What the user chose for the passes (`futgen build --flattening=...`)."""
 
     flattening: str = "incremental"  # or "moderate": one version per SegOp
+    fusion: bool = True  # False: no `fuse` pass (to measure what fusion gains)
 
 
 @dataclass(frozen=True)
@@ -46,26 +47,6 @@ class Pass:
     gpu: bool = False
 
 
-def fuse(prog: ir.Program, options: Options = Options()) -> ir.Program:
-    """Every map fused into the one Screma, Hist or Scatter that consumes it,
-    in host code and in the bodies of its ifs and loops (flattening fuses
-    the bodies it builds for kernels itself, after inlining)."""
-    return ir.Program(tuple(replace(f, body=_fuse_host(f.body)) for f in prog.functions))
-
-
-def _fuse_host(body: ir.Body) -> ir.Body:
-    out = []
-    for stm in fuse_body(body).stms:
-        match stm.exp:
-            case ir.If(_, then_, else_, _):
-                stm = replace(stm, exp=replace(stm.exp, then_=_fuse_host(then_),
-                                               else_=_fuse_host(else_)))
-            case ir.Loop(_, _, loop_body):
-                stm = replace(stm, exp=replace(stm.exp, body=_fuse_host(loop_body)))
-        out.append(stm)
-    return ir.Body(tuple(out), body.result)
-
-
 def _flatten(prog: ir.Program, options: Options) -> ir.Program:
     out = flatten(prog, options.flattening)
     check_program(out)
@@ -76,8 +57,13 @@ PASSES: tuple[Pass, ...] = (
     Pass("simplify", "copy propagation, exact constant folding, common subexpressions, "
          "dead code, invariant code hoisted out of loops and lambdas",
          lambda prog, options: simplify(prog)),
-    Pass("fuse", "maps fused into their one consuming Screma, Hist or Scatter "
-         "(redomap, scanomap, map-map)", fuse),
+    Pass("fuse", "SOACs fused by the thesis's rules: vertical (map-map, redomap, scanomap, "
+         "map into scatter or hist, map-outs kept) and horizontal (one pass over a shared "
+         "input); skipped with --no-fusion",
+         lambda prog, options: fuse(prog) if options.fusion else prog),
+    Pass("simplify-fused", "the simplifications again on the fused program (the copies "
+         "that bind one lambda's parameters to the other's results, shared work)",
+         lambda prog, options: simplify(prog)),
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "
          "sequential kernel code, in versions guarded by thresholds (incremental "
          "flattening); the kernel-code rules checked", _flatten, gpu=True),
@@ -103,4 +89,4 @@ def is_gpu(until: str | None) -> bool:
     return any(p.gpu for p in PASSES if p.name in names)
 
 
-__all__ = ["PASSES", "PASS_NAMES", "Options", "Pass", "fuse", "is_gpu", "run_passes"]
+__all__ = ["PASSES", "PASS_NAMES", "Options", "Pass", "is_gpu", "run_passes"]

@@ -13,7 +13,7 @@ moves, merges or duplicates work must respect both:
   place, which uniqueness types allow only if nothing reads the array (or
   anything aliasing it) afterwards.  `Aliases` finds, for one function, every
   name whose value may be consumed, following the aliases that let a view
-  or a copy stand for another array: a slice, reshape or transposition of
+  stand for another array's memory: a slice, reshape or transposition of
   `x`, `let y = x`, an `if` or `loop` result, a loop or lambda parameter.
 """
 
@@ -70,17 +70,18 @@ def _in_bounds(sl: tuple[ir.DimIndex, ...], t: ir.Type | None) -> bool:
 
 
 class Aliases:
-    """Which names of one function may be consumed, directly or through an alias.
+    """Which names of one body (a function's) may be consumed, directly or
+    through an alias.
 
     `may_alias[y]` lists the names whose values `y` may share memory with;
     consuming `y` consumes them too.  `consumed` is every name some
     statement consumes, closed under `may_alias`.
     """
 
-    def __init__(self, fun: ir.Function):
+    def __init__(self, body: ir.Body):
         self.may_alias: dict[ir.VName, set[ir.VName]] = {}
         roots: set[ir.VName] = set()
-        self._walk(fun.body, roots)
+        self._walk(body, roots)
         self.consumed = self.closure(roots)
 
     def closure(self, names: set[ir.VName]) -> set[ir.VName]:

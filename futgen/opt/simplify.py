@@ -99,7 +99,7 @@ class _Forward:
     def __init__(self, fun: ir.Function):
         self.fun = fun
         self.facts = Facts(param_types(fun))
-        self.consumed = Aliases(fun).consumed
+        self.consumed = Aliases(fun.body).consumed
         self.subst: dict[ir.VName, ir.SubExp] = {}  # names are unique: one map suffices
         self.avail: ChainMap[Hashable, tuple[ir.Param, ...]] = ChainMap()
         self.changed = False

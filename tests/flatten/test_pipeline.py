@@ -14,7 +14,7 @@ from futgen.core.interpret import run as run_core
 from futgen.data import compare_values, load_file
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import SegRed
-from futgen.pipeline import PASS_NAMES, PASSES, fuse, is_gpu, run_passes
+from futgen.pipeline import PASS_NAMES, PASSES, is_gpu, run_passes
 from futgen.testing.spec import value_runs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -57,7 +57,7 @@ def test_passes_are_named_once_and_described() -> None:
 
 def test_fuse_makes_a_redomap_and_flatten_one_segred() -> None:
     core = load(str(EXAMPLES / "dotprod.fut"))
-    (dot,) = (f for f in fuse(core).functions if f.name == "dotprod")
+    (dot,) = (f for f in run_passes(core, "fuse").functions if f.name == "dotprod")
     scremas = [s.exp for s in dot.body.stms if isinstance(s.exp, ir.Screma)]
     assert len(scremas) == 1 and scremas[0].reds and scremas[0].map_lam.body.stms
     (dot,) = (f for f in run_passes(core).functions if f.name == "dotprod")

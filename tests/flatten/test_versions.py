@@ -146,9 +146,9 @@ def test_each_version_of_the_version_programs_matches_the_interpreter() -> None:
     for fn, args in cases.items():
         want = reference.call(fn, [a.copy() for a in args])
         guards = [g.name for g, _, _ in _versions(prog, fn)]
-        # A reduction whose map's values are also returned is not fused yet
-        # (issue 9, fusion): one version.
-        assert len(guards) == (fn != "sums_and_squares"), fn
+        # Each has a reduction or scan under two maps (in `sums_and_squares`
+        # one whose map's values are returned too, a map-out): one guard.
+        assert len(guards) == 1, fn
         for value in FORCED.values():
             got = run(prog, fn, [a.copy() for a in args],
                       thresholds=dict.fromkeys(guards, value))
