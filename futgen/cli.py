@@ -3,7 +3,7 @@
     futgen check prog.fut                 type-check; silent on success
     futgen run prog.fut [-e ENTRY] [-b]   values on stdin, results on stdout
     futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
-    futgen dump [--ir STAGE] prog.fut     print the program after a pass (core, fuse, flatten, gpu)
+    futgen dump [--ir STAGE] prog.fut     print the program after a pass (core, simplify, fuse, ...)
     futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D]
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen --version
@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="core (internalised), a pass's name (after it; see futgen.pipeline), "
                            "gpu (after every pass) or versions (the GPU IR's version tree)")
     dump.add_argument("program")
-    _flattening_argument(dump)
+    _pass_arguments(dump)
     dump.set_defaults(handler=_dump)
 
     build = sub.add_parser("build", help="compile a program into a Python package (and wheel)")
@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--wheel", action="store_true", help="also build a wheel")
     build.add_argument("--dist", metavar="DIR",
                        help="where the wheel goes (default: dist/ beside the package directory)")
-    _flattening_argument(build)
+    _pass_arguments(build)
     build.set_defaults(handler=_build)
 
     test = sub.add_parser("test", help="run the test blocks of programs")
@@ -181,18 +181,22 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _flattening_argument(p: argparse.ArgumentParser) -> None:
+def _pass_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of the passes (`futgen.pipeline.Options`)."""
     from futgen.flatten import FLATTENINGS
 
     p.add_argument("--flattening", choices=FLATTENINGS, default=FLATTENINGS[0],
                    help="incremental (default): versions guarded by tunable thresholds; "
                         "moderate: one version per parallel construct")
+    p.add_argument("--no-fusion", dest="fusion", action="store_false",
+                   help="skip the fuse pass (to measure what fusion gains; flattening still "
+                        "fuses the kernel bodies it builds)")
 
 
 def _options(args: argparse.Namespace) -> Options:
     from futgen.pipeline import Options
 
-    return Options(flattening=args.flattening)
+    return Options(flattening=args.flattening, fusion=args.fusion)
 
 
 def _dump_after(path: str, stage: str, options: Options) -> str:

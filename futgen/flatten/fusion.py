@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from futgen.core import ir
-from futgen.flatten.names import free_vars, substitute, use_counts
+from futgen.flatten.names import free_vars, replace_uses, substitute, use_counts
 from futgen.opt.effects import Aliases
 from futgen.opt.parts import map_bodies
 
@@ -91,11 +91,14 @@ def _sections(e: ir.Screma, xs: tuple) -> tuple[tuple, tuple, tuple]:
 
 
 def _nest(body: ir.Body) -> bool:
-    """Whether `body` ends in a Screma returning exactly the body's results:
-    a map with this lambda is a map nest to flattening (its rule 2)."""
-    if not body.stms or not isinstance(body.stms[-1].exp, ir.Screma):
+    """Whether `body`'s only SOAC is a Screma at its end returning exactly
+    the body's results: a map with this lambda is a perfect map nest, whose
+    inner Screma flattening makes parallel too (its rules 2 and 3)."""
+    if not body.stms or sum(isinstance(s.exp, SOACS) for s in body.stms) != 1:
         return False
-    return tuple(ir.Var(p.name) for p in body.stms[-1].pat) == body.result
+    last = body.stms[-1]
+    return (isinstance(last.exp, ir.Screma)
+            and tuple(ir.Var(p.name) for p in last.pat) == body.result)
 
 
 @dataclass(frozen=True)
@@ -244,29 +247,33 @@ def _lam(e: ir.Screma | ir.Scatter | ir.Hist) -> ir.Lambda:
 
 
 def _link(a: ir.Stm, b_arrs: tuple[ir.VName, ...], b_lam: ir.Lambda,
-          links: frozenset[ir.VName]) -> tuple[tuple, tuple, tuple[ir.Stm, ...]]:
-    """`B`'s input arrays and parameters that stay, and the statements
-    binding the others to `A`'s per-row results."""
+          links: frozenset[ir.VName]) -> tuple[tuple, tuple, ir.Body]:
+    """`B`'s input arrays and parameters that stay, and `B`'s lambda body
+    reading `A`'s per-row results instead of the others (substituted; bound
+    by a copy where the declared types differ)."""
     assert isinstance(a.exp, ir.Screma)
+    a_lam = a.exp.map_lam
     index = {p.name: k for k, p in enumerate(a.pat)}
-    arrs, params, stms = [], [], []
+    arrs, params, copies, subst = [], [], [], {}
     for x, q in zip(b_arrs, b_lam.params):
-        if x in links:
-            stms.append(ir.Stm((q,), ir.SubExpOp(a.exp.map_lam.body.result[index[x]])))
-        else:
+        if x not in links:
             arrs.append(x)
             params.append(q)
-    return tuple(arrs), tuple(params), tuple(stms)
+        elif a_lam.ret[index[x]] == q.type:
+            subst[q.name] = a_lam.body.result[index[x]]
+        else:
+            copies.append(ir.Stm((q,), ir.SubExpOp(a_lam.body.result[index[x]])))
+    body = replace_uses(b_lam.body, subst)
+    return tuple(arrs), tuple(params), ir.Body((*copies, *body.stms), body.result)
 
 
 def _into_write(a: ir.Stm, b: ir.Stm, links: frozenset[ir.VName]) -> ir.Stm:
     """Scatter or Hist `b` computing the rows of map `a` in its own lambda."""
     assert isinstance(a.exp, ir.Screma) and isinstance(b.exp, ir.Scatter | ir.Hist)
     a_lam, b_lam = a.exp.map_lam, b.exp.lam
-    arrs, params, link_stms = _link(a, b.exp.arrs, b_lam, links)
+    arrs, params, b_body = _link(a, b.exp.arrs, b_lam, links)
     lam = ir.Lambda((*params, *a_lam.params),
-                    ir.Body(a_lam.body.stms + link_stms + b_lam.body.stms, b_lam.body.result),
-                    b_lam.ret)
+                    ir.Body(a_lam.body.stms + b_body.stms, b_body.result), b_lam.ret)
     arrs, lam = _dedupe(arrs + a.exp.arrs, lam)
     return ir.Stm(b.pat, replace(b.exp, arrs=arrs, lam=lam))
 
@@ -281,7 +288,7 @@ def _merge(a: ir.Stm, b: ir.Stm, links: frozenset[ir.VName],
     scans, reds = ea.scans + eb.scans, ea.reds + eb.reds
     if scans and reds:
         return None
-    arrs, params, link_stms = _link(a, eb.arrs, eb.map_lam, links)
+    arrs, params, b_body = _link(a, eb.arrs, eb.map_lam, links)
     kept = [k for k, p in enumerate(_sections(ea, a.pat)[2]) if p.name not in drop]
 
     def order(xa: tuple, xb: tuple) -> tuple:
@@ -290,8 +297,8 @@ def _merge(a: ir.Stm, b: ir.Stm, links: frozenset[ir.VName],
         return (*sa, *sb, *ra, *rb, *mb, *(ma[k] for k in kept))
 
     lam = ir.Lambda((*params, *ea.map_lam.params),
-                    ir.Body(ea.map_lam.body.stms + link_stms + eb.map_lam.body.stms,
-                            order(ea.map_lam.body.result, eb.map_lam.body.result)),
+                    ir.Body(ea.map_lam.body.stms + b_body.stms,
+                            order(ea.map_lam.body.result, b_body.result)),
                     order(ea.map_lam.ret, eb.map_lam.ret))
     arrs, lam = _dedupe(arrs + ea.arrs, lam)
     return ir.Stm(order(a.pat, b.pat), ir.Screma(ea.w, arrs, scans, reds, lam))
