@@ -1,5 +1,6 @@
 """The pass list (futgen.pipeline): every pass keeps the meaning of the
-example programs, and `futgen dump --ir` prints the program after any pass."""
+example programs (and of tests/programs/opt), and `futgen dump --ir` prints
+the program after any pass."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from futgen.gpu.ir import SegRed
 from futgen.pipeline import PASS_NAMES, PASSES, is_gpu, run_passes
 from futgen.testing.spec import value_runs
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+# The example programs, and the ones about the core IR passes.
+PROGRAMS = sorted(EXAMPLES.glob("*.fut")) + sorted((ROOT / "tests/programs/opt").glob("*.fut"))
 
 
 @cache
@@ -27,7 +31,7 @@ def _after(path: Path, until: str) -> ir.Program:
 
 def _cases() -> list:
     out = []
-    for path in sorted(EXAMPLES.glob("*.fut")):
+    for path in PROGRAMS:
         for entry, r in value_runs(str(path)):
             out += [pytest.param(path, entry, r, name, id=f"{path.stem}:{entry}:{r.index}:{name}")
                     for name in PASS_NAMES]
