@@ -6,13 +6,27 @@ function from a program to a program: core IR passes first, then
 flattening into the GPU IR, which the host and CUDA code generators
 consume.  `futgen dump --ir NAME` prints the program after the pass of that
 name (`core`: before the first).  Each pass is tested to keep the meaning
-of the example programs (tests/test_pipeline.py): core IR passes under the
-core IR interpreter, the GPU IR under its own.
+of the example programs (tests/flatten/test_pipeline.py): core IR passes
+under the core IR interpreter, the GPU IR under its own.
+
+The core IR passes (`futgen.opt`) first simplify the program (copy
+propagation, exact constant folding, common subexpressions, dead code,
+invariant code out of loops and lambdas), then fuse its SOACs by the
+thesis's rules (`futgen.flatten.fusion`: vertical, with map-outs, and
+horizontal), then simplify the fused lambdas.  `Options.fusion` False
+(`--no-fusion`) skips fusion, to measure it; flattening still fuses the
+kernel bodies it builds, since that is how inner SOACs become loops.
+
+There is no host-level inlining pass: flattening inlines the calls in SOAC
+lambdas, and inlining host calls too (tried on the benchmark suite) doubled
+the time of the passes and turned, for instance, LocVolCalib's 19 SegOps
+into one SegMap running everything sequentially per thread; where inlining
+pays off is for flattening's versions to decide, not an earlier pass.
 
 After flattening, `check_program` states the kernel-code rules the code
 generators rely on.  There is no IR type checker yet: that, a reader for
-the printed IR and more passes (simplification, the intra-block
-versions of incremental flattening) are issue 9's.
+the printed IR and the intra-block versions of incremental flattening are
+issue 9's.
 """
 
 from __future__ import annotations

@@ -120,14 +120,7 @@ class _Level:
         self.stms = stms
         self.result = result
         self.aliases = aliases
-        self._free: dict[int, set[ir.VName]] = {}
-
-    def free(self, k: int) -> set[ir.VName]:
-        """The names statement `k` uses (cached by the statement's identity)."""
-        stm = self.stms[k]
-        if id(stm) not in self._free:
-            self._free[id(stm)] = free_vars(stm)
-        return self._free[id(stm)]
+        self.uses = [free_vars(s) for s in stms]  # what each statement uses, kept aligned
 
     def step(self) -> bool:
         """Fuse one pair, trying the rules in order; whether one applied."""
@@ -138,9 +131,9 @@ class _Level:
             for pair in rule():
                 fused = self.fused(pair)
                 if fused is not None:
-                    self._free[id(fused)] = self.free(pair.i) | self.free(pair.j)
-                    self.stms[pair.at] = fused
-                    del self.stms[pair.j if pair.at == pair.i else pair.i]
+                    gone = pair.j if pair.at == pair.i else pair.i
+                    self.stms[pair.at], self.uses[pair.at] = fused, free_vars(fused)
+                    del self.stms[gone], self.uses[gone]
                     return True
         return False
 
@@ -154,7 +147,7 @@ class _Level:
             if not isinstance(a.exp, ir.Screma):
                 continue
             outs = {p.name for p in a.pat}
-            j = next((k for k in range(i + 1, len(self.stms)) if outs & self.free(k)), None)
+            j = next((k for k in range(i + 1, len(self.stms)) if outs & self.uses[k]), None)
             if j is None or not self.movable(i, j):
                 continue
             b = self.stms[j].exp
@@ -184,9 +177,9 @@ class _Level:
             for j in range(i + 1, len(self.stms)):
                 b = self.stms[j].exp
                 if (not isinstance(b, ir.Screma) or b.w != a.exp.w
-                        or not set(a.exp.arrs) & set(b.arrs) or outs & self.free(j)):
+                        or not set(a.exp.arrs) & set(b.arrs) or outs & self.uses[j]):
                     continue
-                if not self.free(j) & {p.name for s in self.stms[i + 1:j] for p in s.pat}:
+                if not self.uses[j] & {p.name for s in self.stms[i + 1:j] for p in s.pat}:
                     yield _Pair(i, j, frozenset(), i)
                 elif self.movable(i, j):
                     yield _Pair(i, j, frozenset(), j)
@@ -195,15 +188,15 @@ class _Level:
         """Whether statement `i` may move down to just before `j`: nothing in
         between uses its results or consumes what it reads."""
         outs = {p.name for p in self.stms[i].pat}
-        reads = self.free(i)
-        return not any(outs & self.free(k) or reads & self.aliases.consumes(self.stms[k].exp)
+        reads = self.uses[i]
+        return not any(outs & self.uses[k] or reads & self.aliases.consumes(self.stms[k].exp)
                        for k in range(i + 1, j))
 
     def used_after(self, j: int, names: set[ir.VName]) -> set[ir.VName]:
         """Which of `names` the statements after `j`, or the results, use."""
         used = names & free_vars(self.result)
         for k in range(j + 1, len(self.stms)):
-            used |= names & self.free(k)
+            used |= names & self.uses[k]
         return used
 
     # ------------------------------------------------------------ fusing
