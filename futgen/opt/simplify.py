@@ -171,6 +171,7 @@ class _Forward:
                 bound = {p.name for p, _ in merge}
                 if isinstance(form, ir.ForLoop):
                     bound.add(form.i)
+                    self.facts.types[form.i] = ir.Prim(form.prim)
                     self.facts.nonneg.add(form.i)
                 body, hoisted = self.scope(body, bound)
                 for s in hoisted:

@@ -143,3 +143,16 @@ def test_simplify_reaches_a_fixed_point() -> None:
     src = "entry main (xs: []i32) (a: i32) : i32 = reduce (+) 0 (map (\\x -> x * (a + 0)) xs)"
     once = simplify(_core(src))
     assert simplify(once) == once
+
+
+def test_a_copy_of_a_loop_counter_is_propagated() -> None:
+    n, acc, i, j, x, out = (ir.VName(b, k) for k, b in enumerate(("n", "acc", "i", "j", "x", "r")))
+    i64 = ir.Prim("i64")
+    body = ir.Body((ir.Stm((ir.Param(j, i64),), ir.SubExpOp(ir.Var(i))),
+                    ir.Stm((ir.Param(x, i64),), ir.BinOp("+", "i64", ir.Var(acc), ir.Var(j)))),
+                   (ir.Var(x),))
+    loop = ir.Loop(((ir.Param(acc, i64), ir.Constant(0, "i64")),), ir.ForLoop(i, "i64", ir.Var(n)),
+                   body)
+    fun = ir.Function("main", (ir.Param(n, i64),), (i64,),
+                      ir.Body((ir.Stm((ir.Param(out, i64),), loop),), (ir.Var(out),)), entry=True)
+    assert "+.i64 acc_1 i_2" in pretty(simplify(ir.Program((fun,))))
