@@ -14,9 +14,10 @@ branches, loop bodies, lambdas):
   that result: scalar operations (commutative ones in either operand
   order), indexing, assertions with the same condition and message, array
   operations and Scremas equal up to the names they bind.  An array that
-  anything consumes (`futgen.opt.effects.Aliases`) is never shared: the
-  consumer needs its own.  Statements that update in place, `Scatter`,
-  `Hist`, calls, `if` and loops are never shared.
+  anything consumes (`futgen.opt.effects.Aliases`), or that the function
+  returns, is never shared: the consumer needs its own.  Statements that
+  update in place, `Scatter`, `Hist`, calls, `if` and loops are never
+  shared.
 * **Dead code.**  A statement whose results nobody uses goes, unless it may
   fail at run time (`effects.can_fail`: indexing that may be out of bounds,
   integer division, assertions, reshapes, calls, while loops).  Futhark also
@@ -99,7 +100,10 @@ class _Forward:
     def __init__(self, fun: ir.Function):
         self.fun = fun
         self.facts = Facts(param_types(fun))
-        self.consumed = Aliases(fun.body).consumed
+        aliases = Aliases(fun.body)
+        # The caller may consume what the function returns: never shared either.
+        returned = {se.name for se in fun.body.result if isinstance(se, ir.Var)}
+        self.consumed = aliases.consumed | aliases.closure(returned)
         self.subst: dict[ir.VName, ir.SubExp] = {}  # names are unique: one map suffices
         self.avail: ChainMap[Hashable, tuple[ir.Param, ...]] = ChainMap()
         self.changed = False

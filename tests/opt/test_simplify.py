@@ -156,3 +156,8 @@ def test_a_copy_of_a_loop_counter_is_propagated() -> None:
     fun = ir.Function("main", (ir.Param(n, i64),), (i64,),
                       ir.Body((ir.Stm((ir.Param(out, i64),), loop),), (ir.Var(out),)), entry=True)
     assert "+.i64 acc_1 i_2" in pretty(simplify(ir.Program((fun,))))
+
+
+def test_returned_arrays_are_not_shared() -> None:
+    out = _simple("entry main (n: i64) : ([n]i32, [n]i32) = (replicate n 0, replicate n 0)")
+    assert len(_lines(out, "replicate")) == 2
