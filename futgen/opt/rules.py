@@ -85,6 +85,8 @@ def _compute(stm: ir.Stm) -> object | None:
             if prim in FLOATS and (prim == "f16" or (
                     isinstance(stm.exp, ir.BinOp) and op not in _EXACT_FLOAT_BINOPS)):
                 return None
+            if prim in FLOATS and op in ("max", "min") and x.value == y.value == 0:
+                return None  # IEEE leaves the sign of max(-0.0, 0.0) open
             return _run(prims.BINOPS[op].evaluator(prim), _value(x), _value(y))
         case ir.UnOp(op, prim, ir.Constant() as x):
             if prim in FLOATS and (prim == "f16" or op not in _EXACT_FLOAT_UNOPS):

@@ -94,6 +94,8 @@ def test_float_folding_is_exact_or_absent(case) -> None:
     got = _check(e, "bool" if op in CMPS else prim)
     if op in ("**", "%", "atan2"):  # the GPU's libm may round these differently
         assert got is None
+    if op in ("max", "min") and x.value == y.value == 0:  # IEEE: either zero
+        assert got is None
     if got is not None and op not in CMPS:
         assert not np.isnan(got.value)  # a NaN's bits are the backend's
 
