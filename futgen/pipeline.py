@@ -68,15 +68,15 @@ def _flatten(prog: ir.Program, options: Options) -> ir.Program:
 
 
 PASSES: tuple[Pass, ...] = (
-    Pass("simplify", "copy propagation, exact constant folding, common subexpressions, "
-         "dead code, invariant code hoisted out of loops and lambdas",
-         lambda prog, options: simplify(prog)),
+    Pass("simplify", "copy propagation, exact constant folding, common subexpressions "
+         "(not yet of SOACs), dead code, invariant code hoisted out of loops and lambdas",
+         lambda prog, options: simplify(prog, share_soacs=False)),
     Pass("fuse", "SOACs fused by the thesis's rules: vertical (map-map, redomap, scanomap, "
          "map into scatter or hist, map-outs kept) and horizontal (one pass over a shared "
          "input); skipped with --no-fusion",
          lambda prog, options: fuse(prog) if options.fusion else prog),
-    Pass("simplify-fused", "the simplifications again on the fused program (the copies "
-         "that bind one lambda's parameters to the other's results, shared work)",
+    Pass("simplify-fused", "the simplifications again after fusion: work that fused "
+         "lambdas have in common, equal SOACs shared",
          lambda prog, options: simplify(prog)),
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "
          "sequential kernel code, in versions guarded by thresholds (incremental "

@@ -52,16 +52,24 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from futgen.core import ir
-from futgen.flatten.names import free_vars, replace_uses, substitute, use_counts
-from futgen.opt.effects import Aliases
+from futgen.flatten.names import (
+    free_vars,
+    param_types,
+    replace_uses,
+    substitute,
+    use_counts,
+)
+from futgen.opt.effects import Aliases, consuming_parameters
 from futgen.opt.parts import map_bodies
+from futgen.opt.rules import stated_size
 
 SOACS = (ir.Screma, ir.Scatter, ir.Hist)
 
 
 def fuse(prog: ir.Program) -> ir.Program:
     """`prog` with SOACs fused in every body of every function."""
-    return ir.Program(tuple(replace(f, body=fuse_all(f.body, Aliases(f.body)))
+    calls = consuming_parameters(prog)
+    return ir.Program(tuple(replace(f, body=fuse_all(f.body, Aliases(f.body, calls)))
                             for f in prog.functions))
 
 
@@ -214,25 +222,46 @@ class _Level:
         if not pair.links and {q.name for q in (*a.exp.map_lam.params, *b_lam.params)} & consumed:
             return None
         if not isinstance(b.exp, ir.Screma):
-            return None if _nest(a.exp.map_lam.body) else _into_write(a, b, pair.links)
+            return _into_write(a, b, pair.links)
         drop = pair.links - self.used_after(pair.j, set(pair.links))
         stm = _merge(a, b, pair.links, drop)
         if stm is None:
             return None
         assert isinstance(stm.exp, ir.Screma)
-        lam = stm.exp.map_lam
+        lam = _known_sizes(stm.exp.map_lam)
         stm = ir.Stm(stm.pat, replace(stm.exp, map_lam=replace(
             lam, body=fuse_body(lam.body, self.aliases))))
-        return stm if _keeps_nests(stm.exp, a.exp, b.exp) else None
+        removes_array = bool(pair.links) and drop == pair.links
+        return stm if _keeps_nests(stm.exp, a.exp, b.exp, removes_array) else None
 
 
-def _keeps_nests(fused: ir.Screma, a: ir.Screma, b: ir.Screma) -> bool:
-    """Whether fusing keeps flattening's nested parallelism: if `a` or `b`
-    is a map nest, the fused Screma must be one too (a map nest inside a
-    reduction's lambda, or not last in a map's, would run sequentially)."""
-    if not (_nest(a.map_lam.body) or _nest(b.map_lam.body)):
+def _keeps_nests(fused: ir.Screma, a: ir.Screma, b: ir.Screma, removes_array: bool) -> bool:
+    """Whether a fusion may give up flattening's nested parallelism (a map
+    nest inside a reduction's lambda, or not last in a map's, runs
+    sequentially in each thread).  A fusion that saves writing and reading
+    an array may, as the thesis's does, unless it merges two map nests that
+    no longer form one; the others (horizontal, keeping map-outs) save only
+    a kernel launch, so may not if either was a map nest."""
+    nests = [_nest(a.map_lam.body), _nest(b.map_lam.body)]
+    if not (all(nests) if removes_array else any(nests)):
         return True
     return not (fused.scans or fused.reds) and _nest(fused.map_lam.body)
+
+
+def _known_sizes(lam: ir.Lambda) -> ir.Lambda:
+    """`lam` without its statements `n = size v d` whose size `v`'s type
+    states, `n` replaced by that size: after merging, the inner Scremas of
+    both lambdas then have the same width where they read the same rows."""
+    types = param_types(lam)
+    subst: dict[ir.VName, ir.SubExp] = {}
+    stms = []
+    for stm in lam.body.stms:
+        n = stated_size(stm.exp, types)
+        if n is None:
+            stms.append(stm)
+        else:
+            subst[stm.pat[0].name] = replace_uses(n, subst)
+    return replace_uses(replace(lam, body=ir.Body(tuple(stms), lam.body.result)), subst)
 
 
 def _lam(e: ir.Screma | ir.Scatter | ir.Hist) -> ir.Lambda:

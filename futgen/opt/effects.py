@@ -19,7 +19,7 @@ moves, merges or duplicates work must respect both:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from futgen_runtime.dtypes import INTS, SIGNED_INTS
 
@@ -69,17 +69,24 @@ def _in_bounds(sl: tuple[ir.DimIndex, ...], t: ir.Type | None) -> bool:
     return True
 
 
+# For each function, the positions of the parameters a call may consume.
+Consuming = Mapping[str, frozenset[int]]
+
+
 class Aliases:
     """Which names of one body (a function's) may be consumed, directly or
     through an alias.
 
     `may_alias[y]` lists the names whose values `y` may share memory with;
     consuming `y` consumes them too.  `consumed` is every name some
-    statement consumes, closed under `may_alias`.
+    statement consumes, closed under `may_alias`.  A call consumes the
+    arguments `calls` says (`consuming_parameters`), or, without it, every
+    argument: the core IR does not record uniqueness.
     """
 
-    def __init__(self, body: ir.Body):
+    def __init__(self, body: ir.Body, calls: Consuming | None = None):
         self.may_alias: dict[ir.VName, set[ir.VName]] = {}
+        self.calls = calls
         roots: set[ir.VName] = set()
         self._walk(body, roots)
         self.consumed = self.closure(roots)
@@ -96,7 +103,7 @@ class Aliases:
 
     def consumes(self, e: ir.Exp) -> set[ir.VName]:
         """The names whose values `e` may consume (with names `e` binds itself)."""
-        roots = set(_consumed_roots(e))
+        roots = set(_consumed_roots(e, self.calls))
         for b in bodies(e):
             for s in b.stms:
                 roots |= self.consumes(s.exp)
@@ -108,7 +115,7 @@ class Aliases:
 
     def _walk(self, body: ir.Body, roots: set[ir.VName]) -> None:
         for stm in body.stms:
-            roots.update(_consumed_roots(stm.exp))
+            roots.update(_consumed_roots(stm.exp, self.calls))
             self._edges(stm)
             for b in bodies(stm.exp):
                 self._walk(b, roots)
@@ -140,9 +147,23 @@ class Aliases:
                     self._alias(p, set(hop.dests))
 
 
-def _consumed_roots(e: ir.Exp) -> Iterator[ir.VName]:
-    """The names `e` itself consumes (not counting its bodies); a call may
-    consume any array argument (the core IR does not record uniqueness)."""
+def consuming_parameters(prog: ir.Program) -> dict[str, frozenset[int]]:
+    """For each function of `prog`, the positions of the parameters it may
+    consume (the least fixed point over the calls, recursive ones included)."""
+    out = {f.name: frozenset[int]() for f in prog.functions}
+    changed = True
+    while changed:
+        changed = False
+        for f in prog.functions:
+            consumed = Aliases(f.body, out).consumed
+            mine = frozenset(k for k, p in enumerate(f.params) if p.name in consumed)
+            if mine != out[f.name]:
+                out[f.name], changed = mine, True
+    return out
+
+
+def _consumed_roots(e: ir.Exp, calls: Consuming | None) -> Iterator[ir.VName]:
+    """The names `e` itself consumes (not counting its bodies)."""
     match e:
         case ir.Update(arr=arr):
             yield arr
@@ -150,8 +171,9 @@ def _consumed_roots(e: ir.Exp) -> Iterator[ir.VName]:
             yield from (d.arr for d in dests)
         case ir.Hist(ops=ops):
             yield from (d for o in ops for d in o.dests)
-        case ir.Apply(args=args):
-            yield from _vars(args)
+        case ir.Apply(fn, args):
+            which = range(len(args)) if calls is None else calls.get(fn, range(len(args)))
+            yield from _vars(tuple(args[k] for k in which))
 
 
 def _vars(ses: tuple[ir.SubExp, ...]) -> set[ir.VName]:

@@ -4,7 +4,9 @@ A rule looks at one statement, whose operands the simplifier has already
 substituted, and returns the statements that replace it, or None when its
 law does not apply.  The simplifier feeds the replacements through every
 rule again, so a rule only has to make one step (`let x = 2 + 3` becomes
-`let x = 5i32`, which copy propagation then removes).
+`let x = 5i32`, which copy propagation then removes).  Sizes a type
+states are known (`size xs 0` is `n` for `xs : [n]f32`), and array sizes
+are non-negative.
 
 Constant folding is exact: it computes with the interpreter's and the CPU
 runtime's own primitive operations (`futgen_runtime.prims`: integers wrap,
@@ -219,6 +221,20 @@ def non_negative(stm: ir.Stm, facts: Facts) -> Replacement:
     return None if result is None else _becomes(stm, result)
 
 
+def stated_size(e: ir.Exp, types: dict[ir.VName, ir.Type]) -> ir.SubExp | None:
+    """What `size v d` reads when `v`'s type states it (else None)."""
+    if not isinstance(e, ir.ArraySize):
+        return None
+    t = types.get(e.arr)
+    return t.shape[e.dim] if isinstance(t, ir.ArrayT) else None
+
+
+def known_size(stm: ir.Stm, facts: Facts) -> Replacement:
+    """`size v d = n` where `v : [..][n]..` (its d-th dimension)."""
+    n = stated_size(stm.exp, facts.types)
+    return None if n is None else _becomes(stm, n)
+
+
 def true_assert(stm: ir.Stm, facts: Facts) -> Replacement:
     """`assert true msg = true`."""
     if isinstance(stm.exp, ir.Assert) and stm.exp.cond == TRUE:
@@ -237,4 +253,4 @@ def known_branch(stm: ir.Stm, facts: Facts) -> Replacement:
 
 
 RULES: tuple[Rule, ...] = (fold_constants, unit, absorb, same_type_conversion,
-                           non_negative, true_assert, known_branch)
+                           non_negative, known_size, true_assert, known_branch)

@@ -54,7 +54,7 @@ from futgen.flatten.names import (
     substitute,
     use_counts,
 )
-from futgen.opt.effects import Aliases, can_fail
+from futgen.opt.effects import Aliases, Consuming, can_fail, consuming_parameters
 from futgen.opt.parts import map_bodies, map_lambdas
 from futgen.opt.rules import RULES, Facts
 
@@ -68,15 +68,20 @@ _SHAREABLE = (ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.Index, ir.ArraySize, ir
 _HOISTABLE = (ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.ArraySize)
 
 
-def simplify(prog: ir.Program) -> ir.Program:
-    """`prog` with every function simplified."""
-    return ir.Program(tuple(simplify_function(f) for f in prog.functions))
+def simplify(prog: ir.Program, share_soacs: bool = True) -> ir.Program:
+    """`prog` with every function simplified.  Without `share_soacs`, equal
+    Scremas are not shared: before fusion, each may fuse into its own
+    consumer, which is better than one array both must read."""
+    calls = consuming_parameters(prog)
+    return ir.Program(tuple(simplify_function(f, calls, share_soacs) for f in prog.functions))
 
 
-def simplify_function(fun: ir.Function) -> ir.Function:
-    """`fun` simplified until a round changes nothing (or `MAX_ROUNDS`)."""
+def simplify_function(fun: ir.Function, calls: Consuming | None = None,
+                      share_soacs: bool = True) -> ir.Function:
+    """`fun` simplified until a round changes nothing (or `MAX_ROUNDS`);
+    `calls` says which arguments a call consumes (None: all)."""
     for _ in range(MAX_ROUNDS):
-        forward = _Forward(fun)
+        forward = _Forward(fun, calls, share_soacs)
         fun = forward.function()
         dead = _Dead(fun)
         fun = dead.function()
@@ -97,10 +102,11 @@ def refines(have: ir.Type, want: ir.Type) -> bool:
 class _Forward:
     """One forward walk over a function: propagation, rules, sharing, hoisting."""
 
-    def __init__(self, fun: ir.Function):
+    def __init__(self, fun: ir.Function, calls: Consuming | None, share_soacs: bool):
         self.fun = fun
+        self.share_soacs = share_soacs
         self.facts = Facts(param_types(fun))
-        aliases = Aliases(fun.body)
+        aliases = Aliases(fun.body, calls)
         # The caller may consume what the function returns: never shared either.
         returned = {se.name for se in fun.body.result if isinstance(se, ir.Var)}
         self.consumed = aliases.consumed | aliases.closure(returned)
@@ -229,8 +235,8 @@ class _Forward:
             return None
         match e:
             case ir.Screma():
-                if any(p.name in self.consumed for p in e.map_lam.params):
-                    return None  # it consumes its input
+                if not self.share_soacs or any(p.name in self.consumed for p in e.map_lam.params):
+                    return None  # not now, or it consumes its input
                 return _canonical(e)
             case ir.BinOp(op, prim, x, y) if BINOPS[op].commutative:
                 return (op, prim, *sorted((x, y), key=repr))

@@ -86,11 +86,27 @@ def test_a_map_does_not_fuse_into_a_scatter_consuming_what_it_reads() -> None:
     assert out.tolist() == [30, 10, 20]
 
 
-def test_a_map_nest_is_kept() -> None:
-    src = "entry main (xss: [][]i32) : []i32 = map (* 2) (map i32.sum xss)"
-    assert len(_soacs(_after(src, "fuse"))) == 2
+def test_two_map_nests_fuse_only_into_one() -> None:
+    src = """entry main (xss: [][]i32) : [][]i32 =
+               map (\\r -> scan (*) 1 r) (map (\\r -> scan (+) 0 r) xss)"""
+    assert len(_soacs(_after(src, "fuse"))) == 2  # a scan's result cannot feed a scan
     ops = _soacs(_after(src, None))
-    assert [type(o) for o in ops] == [SegRed, SegMap] and len(ops[0].space.dims) == 2
+    assert all(isinstance(o, SegScan) and len(o.space.dims) == 2 for o in ops)
+    src = "entry main (xss: [][]i32) : [][]i32 = map (map (* 2)) (map (map (+ 1)) xss)"
+    [op] = _soacs(_after(src, None))
+    assert isinstance(op, SegMap) and len(op.space.dims) == 2
+
+
+def test_a_map_nest_fuses_into_a_map_that_removes_its_array() -> None:
+    # As in the thesis (and before): the sums run sequentially per row then.
+    src = "entry main (xss: [][]i32) : []i32 = map (* 2) (map i32.sum xss)"
+    assert len(_soacs(_after(src, "fuse"))) == 1
+
+
+def test_horizontal_fusion_keeps_map_nests() -> None:
+    src = """entry main (xss: [][]i32) : ([]i32, [][]i32) =
+               (map i32.sum xss, map (\\r -> scan (+) 0 r) xss)"""
+    assert len(_soacs(_after(src, "fuse"))) == 2
 
 
 def test_no_fusion_keeps_the_soacs_apart() -> None:

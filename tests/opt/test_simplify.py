@@ -161,3 +161,8 @@ def test_a_copy_of_a_loop_counter_is_propagated() -> None:
 def test_returned_arrays_are_not_shared() -> None:
     out = _simple("entry main (n: i64) : ([n]i32, [n]i32) = (replicate n 0, replicate n 0)")
     assert len(_lines(out, "replicate")) == 2
+
+
+def test_a_size_the_type_states_is_known() -> None:
+    out = _simple("entry main (xs: []i32) : i64 = let ys = map (+ 1) xs in length ys")
+    assert "screma" not in out and _lines(out, "let") == ["let (n_1: i64) = size xs_0 0"]

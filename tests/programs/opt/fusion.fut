@@ -55,10 +55,11 @@ entry gather_then_scatter (dest: *[]i32) (is: []i64) =
   let vs = map (\i -> dest[i]) is
   in scatter dest (iota (length is)) vs
 
--- The segmented reduction stays a map nest: the scalar map after it is
--- not fused into it.
+-- Two map nests whose inner scans cannot fuse stay two (each a segmented
+-- scan).
 -- ==
--- entry: row_sums_doubled
--- input { [[1, 2], [3, 4]] } output { [6, 14] }
+-- entry: scans_of_scans
+-- input { [[1, 2, 3], [4, 5, 6]] } output { [[1, 3, 18], [4, 36, 540]] }
 
-entry row_sums_doubled (xss: [][]i32) = map (* 2) (map i32.sum xss)
+entry scans_of_scans (xss: [][]i32) =
+  map (\r -> scan (*) 1 r) (map (\r -> scan (+) 0 r) xss)
