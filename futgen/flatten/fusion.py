@@ -19,15 +19,25 @@ then read once: `reduce (+) 0 xs` and `reduce max 0 xs` become one Screma
 with two reductions).  An array `A` maps that is also used after `B` stays
 a result of the fused Screma (a "map-out"), computed once.
 
-The rules never duplicate work and never lose parallelism:
+The rules never duplicate work:
 
 * `B` may read `A`'s mapped arrays only as input rows; not `A`'s scan or
   reduction results (that would need all of `A` first), and nothing between
   `A` and `B` may use `A`'s results (they are computed at `B`'s place);
 * a scan and a reduction never end up in one Screma (flattening makes a
   SegScan or a SegRed, not both);
-* two maps whose lambdas are map nests (flattening's nested parallelism,
-  its rule 2) fuse only into a map nest again.
+
+keep flattening's nested parallelism (a map whose lambda ends in its only
+SOAC, a map nest, is flattened with the inner SOAC parallel too; inside
+other code that SOAC runs sequentially in each thread):
+
+* two map nests fuse only into one map nest (`map (map g) (map (map f)
+  xss)` does; a scan of a scan's rows does not);
+* horizontal fusion and fusion keeping a map-out, which save a kernel but
+  no array, never put a map nest's inner SOAC into sequential code;
+* a vertical fusion that saves an array may, as the thesis's does:
+  `map (* 2) (map i32.sum xss)` is one map whose threads sum their rows
+  (which is faster depends on the sizes: for versions to weigh, not fusion);
 
 and respect uniqueness:
 
