@@ -36,7 +36,7 @@ def can_fail(e: ir.Exp, types: dict[ir.VName, ir.Type]) -> bool:
     A while loop counts as failing: it need not terminate."""
     match e:
         case ir.BinOp(op, prim, _, y):
-            return prim in INTS and op in _PARTIAL_INT_BINOPS and not _safe_divisor(op, prim, y)
+            return prim in INTS and op in _PARTIAL_INT_BINOPS and not _never_fails(op, prim, y)
         case ir.Index(arr, sl) | ir.Update(arr, sl):
             return not _in_bounds(sl, types.get(arr))
         case ir.Assert(cond):
@@ -48,14 +48,14 @@ def can_fail(e: ir.Exp, types: dict[ir.VName, ir.Type]) -> bool:
     return any(can_fail(s.exp, types) for b in bodies(e) for s in b.stms)
 
 
-def _safe_divisor(op: str, prim: str, y: ir.SubExp) -> bool:
-    """Whether `x op y` cannot fail for any `x`: `y` a nonzero constant (a
-    non-negative one for a signed `**`)."""
+def _never_fails(op: str, prim: str, y: ir.SubExp) -> bool:
+    """Whether `x op y` cannot fail for any `x`: an unsigned `**`, or `y` a
+    nonzero constant (a non-negative one for a signed `**`)."""
+    if op == "**" and prim not in SIGNED_INTS:
+        return True
     if not isinstance(y, ir.Constant):
         return False
-    if op == "**":
-        return prim not in SIGNED_INTS or y.value >= 0
-    return y.value != 0
+    return y.value >= 0 if op == "**" else y.value != 0
 
 
 def _in_bounds(sl: tuple[ir.DimIndex, ...], t: ir.Type | None) -> bool:
