@@ -83,7 +83,7 @@ def simplify_function(fun: ir.Function, calls: Consuming | None = None,
     for _ in range(MAX_ROUNDS):
         forward = _Forward(fun, calls, share_soacs)
         fun = forward.function()
-        dead = _Dead(fun)
+        dead = _Dead(fun, forward.facts.types)
         fun = dead.function()
         if not (forward.changed or dead.changed):
             break
@@ -255,10 +255,10 @@ def _canonical(e: ir.Exp) -> ir.Exp:
 class _Dead:
     """One backward walk over a function removing what nothing uses."""
 
-    def __init__(self, fun: ir.Function):
+    def __init__(self, fun: ir.Function, types: dict[ir.VName, ir.Type]):
         self.fun = fun
         self.counts = use_counts(fun)
-        self.types = param_types(fun)
+        self.types = types  # of every name in `fun`, for `can_fail`
         self.changed = False
 
     def function(self) -> ir.Function:
