@@ -13,7 +13,8 @@ branches, loop bodies, lambdas):
   first result is in scope (an enclosing body's included) is replaced by
   that result: scalar operations (commutative ones in either operand
   order), indexing, assertions with the same condition and message, array
-  operations and Scremas equal up to the names they bind.  An array that
+  operations, and Scremas equal up to the names they bind (only after
+  fusion: before, each copy may fuse into its own consumer).  An array that
   anything consumes (`futgen.opt.effects.Aliases`), or that the function
   returns, is never shared: the consumer needs its own.  Statements that
   update in place, `Scatter`, `Hist`, calls, `if` and loops are never
