@@ -4,7 +4,7 @@
     futgen run prog.fut [-e ENTRY] [-b]   values on stdin, results on stdout
     futgen test PATH... [--backend B] [-j N] [--timeout S] [--report-json F]
     futgen dump [--ir STAGE] [--check-ir] prog.fut
-                                          print the program after a pass (core, fuse, flatten, gpu)
+                                          print the program after a pass (core, simplify, fuse, ...)
     futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D] [--check-ir]
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen --version
@@ -195,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _pass_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of `futgen.pipeline.Options`."""
+    """The options of the passes (`futgen.pipeline.Options`)."""
     from futgen.flatten import FLATTENINGS
 
     p.add_argument("--flattening", choices=FLATTENINGS, default=FLATTENINGS[0],
@@ -204,12 +204,15 @@ def _pass_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check-ir", action="store_true",
                    help="type-check the IR before and after every pass (a compiler bug "
                         "shows as an error naming the pass, the function and the statement)")
+    p.add_argument("--no-fusion", dest="fusion", action="store_false",
+                   help="skip the fuse pass (to measure what fusion gains; flattening still "
+                        "fuses the kernel bodies it builds)")
 
 
 def _options(args: argparse.Namespace) -> Options:
     from futgen.pipeline import Options
 
-    options = Options(flattening=args.flattening)
+    options = Options(flattening=args.flattening, fusion=args.fusion)
     # Without the flag, Options' default stands (FUTGEN_CHECK_IR).
     return replace(options, check_ir=True) if args.check_ir else options
 

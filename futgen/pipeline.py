@@ -9,6 +9,20 @@ name (`core`: before the first).  Each pass is tested to keep the meaning
 of the example programs (tests/flatten/test_pipeline.py): core IR passes
 under the core IR interpreter, the GPU IR under its own.
 
+The core IR passes (`futgen.opt`) first simplify the program (copy
+propagation, exact constant folding, common subexpressions, dead code,
+invariant code out of loops and lambdas), then fuse its SOACs by the
+thesis's rules (`futgen.flatten.fusion`: vertical, with map-outs, and
+horizontal), then simplify the fused lambdas.  `Options.fusion` False
+(`--no-fusion`) skips fusion, to measure it; flattening still fuses the
+kernel bodies it builds, since that is how inner SOACs become loops.
+
+There is no host-level inlining pass: flattening inlines the calls in SOAC
+lambdas, and inlining host calls too (tried on the benchmark suite) doubled
+the time of the passes and turned, for instance, LocVolCalib's 19 SegOps
+into one SegMap running everything sequentially per thread; where inlining
+pays off is for flattening's versions to decide, not an earlier pass.
+
 Flattening ends by checking the kernel-code rules the code generators rely
 on (`futgen.gpu.check.check_kernel_rules`).  With `Options.check_ir`
 (`--check-ir`; on in the test suite, which sets `FUTGEN_CHECK_IR=1`), the
@@ -23,13 +37,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from futgen.core import check as core_check
 from futgen.core import ir
 from futgen.flatten import flatten
-from futgen.flatten.fusion import fuse_body
+from futgen.flatten.fusion import fuse
 from futgen.gpu import check as gpu_check
+from futgen.opt.simplify import simplify
 
 
 def _check_ir_default() -> bool:
@@ -46,6 +61,7 @@ class Options:
     flattening: str = "incremental"  # or "moderate": one version per SegOp
     # Type-check the IR before and after every pass (`--check-ir`).
     check_ir: bool = field(default_factory=_check_ir_default)
+    fusion: bool = True  # False: no `fuse` pass (to measure what fusion gains)
 
 
 @dataclass(frozen=True)
@@ -60,26 +76,6 @@ class Pass:
     gpu: bool = False
 
 
-def fuse(prog: ir.Program, options: Options = Options()) -> ir.Program:
-    """Every map fused into the one Screma, Hist or Scatter that consumes it,
-    in host code and in the bodies of its ifs and loops (flattening fuses
-    the bodies it builds for kernels itself, after inlining)."""
-    return ir.Program(tuple(replace(f, body=_fuse_host(f.body)) for f in prog.functions))
-
-
-def _fuse_host(body: ir.Body) -> ir.Body:
-    out = []
-    for stm in fuse_body(body).stms:
-        match stm.exp:
-            case ir.If(_, then_, else_, _):
-                stm = replace(stm, exp=replace(stm.exp, then_=_fuse_host(then_),
-                                               else_=_fuse_host(else_)))
-            case ir.Loop(_, _, loop_body):
-                stm = replace(stm, exp=replace(stm.exp, body=_fuse_host(loop_body)))
-        out.append(stm)
-    return ir.Body(tuple(out), body.result)
-
-
 def _flatten(prog: ir.Program, options: Options) -> ir.Program:
     out = flatten(prog, options.flattening)
     gpu_check.check_kernel_rules(out)
@@ -87,8 +83,16 @@ def _flatten(prog: ir.Program, options: Options) -> ir.Program:
 
 
 PASSES: tuple[Pass, ...] = (
-    Pass("fuse", "maps fused into their one consuming Screma, Hist or Scatter "
-         "(redomap, scanomap, map-map)", fuse),
+    Pass("simplify", "copy propagation, exact constant folding, common subexpressions "
+         "(not yet of SOACs), dead code, invariant code hoisted out of loops and lambdas",
+         lambda prog, options: simplify(prog, share_soacs=False)),
+    Pass("fuse", "SOACs fused by the thesis's rules: vertical (map-map, redomap, scanomap, "
+         "map into scatter or hist, map-outs kept) and horizontal (one pass over a shared "
+         "input); skipped with --no-fusion",
+         lambda prog, options: fuse(prog) if options.fusion else prog),
+    Pass("simplify-fused", "the simplifications again after fusion: work that fused "
+         "lambdas have in common, equal SOACs shared",
+         lambda prog, options: simplify(prog)),
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "
          "sequential kernel code, in versions guarded by thresholds (incremental "
          "flattening); the kernel-code rules checked", _flatten, gpu=True),
@@ -131,4 +135,4 @@ def is_gpu(until: str | None) -> bool:
     return any(p.gpu for p in PASSES if p.name in names)
 
 
-__all__ = ["PASSES", "PASS_NAMES", "Options", "Pass", "fuse", "is_gpu", "run_passes"]
+__all__ = ["PASSES", "PASS_NAMES", "Options", "Pass", "is_gpu", "run_passes"]

@@ -6,9 +6,13 @@ statement.  The rules, in the spirit of Futhark's moderate flattening
 al., PPoPP 2019; `research/seed000_003.md`):
 
 1. **Fused first.**  The `fuse` pass before flattening (`futgen.pipeline`)
-   has fused each map whose result only feeds one following Screma into it
-   (`fusion.fuse_body`), so `reduce (+) 0 (map2 (*) xs ys)` is one redomap;
-   flattening fuses the bodies it builds for kernels itself, after inlining.
+   has fused SOACs by the thesis's rules (`fusion`): a map into the Screma,
+   Hist or Scatter reading it, so `reduce (+) 0 (map2 (*) xs ys)` is one
+   redomap (a map whose values are also used later stays one's map-out),
+   and Scremas over one input array into one (a SegRed may have several
+   operators).  Flattening fuses the bodies it builds for kernels itself
+   (`fusion.fuse_body`), after inlining; unlike the pass, which
+   `--no-fusion` skips, that always happens.
 2. **A map nest becomes a SegMap.**  `map f xs` becomes a one-dimensional
    SegMap whose thread `gtid` reads `xs[gtid]`; when `f`'s body ends in a map
    over arrays the threads can index, and returns exactly that map's

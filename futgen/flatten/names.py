@@ -22,6 +22,17 @@ from futgen.gpu.ir import SegSpace
 
 # Fields holding types; their names are sizes, which code for a body can skip.
 _TYPE_FIELDS = frozenset({"type", "ret", "elem"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(node: Any) -> tuple[str, ...]:
+    """The field names of a dataclass instance, none for anything else
+    (looked up once per class: these walks visit every node of a program)."""
+    cls = type(node)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else ()
+    return names
 
 
 def vnames(node: Any, types: bool = True) -> Iterator[ir.VName]:
@@ -32,10 +43,10 @@ def vnames(node: Any, types: bool = True) -> Iterator[ir.VName]:
     elif isinstance(node, tuple | list):
         for x in node:
             yield from vnames(x, types)
-    elif is_dataclass(node) and not isinstance(node, type):
-        for f in fields(node):
-            if types or f.name not in _TYPE_FIELDS:
-                yield from vnames(getattr(node, f.name), types)
+    else:
+        for f in _fields(node):
+            if types or f not in _TYPE_FIELDS:
+                yield from vnames(getattr(node, f), types)
 
 
 def binders(node: Any) -> Iterator[ir.VName]:
@@ -51,9 +62,9 @@ def binders(node: Any) -> Iterator[ir.VName]:
     elif isinstance(node, tuple):
         for x in node:
             yield from binders(x)
-    elif is_dataclass(node) and not isinstance(node, type):
-        for f in fields(node):
-            yield from binders(getattr(node, f.name))
+    else:
+        for f in _fields(node):
+            yield from binders(getattr(node, f))
 
 
 def free_vars(node: Any, types: bool = True) -> set[ir.VName]:
@@ -75,8 +86,31 @@ def substitute(node: Any, subst: Mapping[ir.VName, ir.VName]) -> Any:
         return subst.get(node, node)
     if isinstance(node, tuple):
         return tuple(substitute(x, subst) for x in node)
-    if is_dataclass(node) and not isinstance(node, type):
-        return type(node)(*(substitute(getattr(node, f.name), subst) for f in fields(node)))
+    if names := _fields(node):
+        return type(node)(*(substitute(getattr(node, f), subst) for f in names))
+    return node
+
+
+def replace_uses(node: Any, subst: Mapping[ir.VName, ir.SubExp], bodies: bool = True) -> Any:
+    """`node` with every use of a key of `subst` replaced by its value: a
+    constant value only where a SubExp stands (`Var` positions), a variable
+    anywhere.  With `bodies` False, the `Body`s inside `node` are left as
+    they are (a pass that walks them itself substitutes their statements).
+    Unchanged parts are returned as they are, not copied."""
+    if isinstance(node, ir.Var):
+        return subst.get(node.name, node)
+    if isinstance(node, ir.VName):
+        new = subst.get(node)
+        return new.name if isinstance(new, ir.Var) else node
+    if isinstance(node, tuple):
+        items = tuple(replace_uses(x, subst, bodies) for x in node)
+        return node if all(a is b for a, b in zip(items, node)) else items
+    if (names := _fields(node)) and (bodies or not isinstance(node, ir.Body)):
+        old = [getattr(node, f) for f in names]
+        new_fields = [replace_uses(x, subst, bodies) for x in old]
+        if all(a is b for a, b in zip(new_fields, old)):
+            return node
+        return type(node)(*new_fields)
     return node
 
 
@@ -111,6 +145,6 @@ def _collect_types(node: Any, out: dict[ir.VName, ir.Type]) -> None:
     elif isinstance(node, tuple):
         for x in node:
             _collect_types(x, out)
-    elif is_dataclass(node) and not isinstance(node, type):
-        for f in fields(node):
-            _collect_types(getattr(node, f.name), out)
+    else:
+        for f in _fields(node):
+            _collect_types(getattr(node, f), out)

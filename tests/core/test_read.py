@@ -116,8 +116,7 @@ entry fun main(xs_0: [?]i32) : (i32) =
         \\(x_2: i32) : (i32) ->
         {
           let (x_3: i32) = *.i32 x_2 2i32
-          let (x_8: i32) = x_3
-          in (x_8)
+          in (x_3)
         }
   in (red_9)
 }
