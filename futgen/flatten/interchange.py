@@ -298,7 +298,10 @@ def distribute(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
     types = {p.name: _open(substitute(p.type, sizes), inside)
              for p in (*lam.params, *(q for s in lam.body.stms for q in s.pat))}
     arrays = {p.name: a for p, a in zip(lam.params, e.arrs)}
+    carried: list[ir.Stm] = []  # a part whose values nothing later uses joins the next
     for k, group in enumerate(groups):
+        group = [*carried, *group]
+        carried = []
         rest = ir.Body(tuple(s for g in groups[k + 1:] for s in g), lam.body.result)
         if k == len(groups) - 1:
             body, ret = ir.Body(tuple(group), lam.body.result), lam.ret
@@ -307,6 +310,9 @@ def distribute(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
             later = sorted(set(binders(tuple(group))) & free_vars(rest), key=lambda v: v.tag)
             if _parallel(group[-1].exp):  # all it binds, in order: the map then nests
                 later = [p.name for p in group[-1].pat]
+            if not later:
+                carried = group
+                continue
             body, ret = ir.Body(tuple(group), tuple(ir.Var(v) for v in later)), tuple(
                 types[v] for v in later)
             pat = tuple(ir.Param(names.fresh(v.base), _expand(types[v], e.w)) for v in later)
