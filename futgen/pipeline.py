@@ -18,10 +18,12 @@ horizontal), then simplify the fused lambdas.  `Options.fusion` False
 kernel bodies it builds, since that is how inner SOACs become loops.
 
 There is no host-level inlining pass: flattening inlines the calls in SOAC
-lambdas, and inlining host calls too (tried on the benchmark suite) doubled
-the time of the passes and turned, for instance, LocVolCalib's 19 SegOps
-into one SegMap running everything sequentially per thread; where inlining
-pays off is for flattening's versions to decide, not an earlier pass.
+lambdas, and inlining host calls too (tried on the benchmark suite) made
+the passes 1.7 times slower and changed what flattening makes of several
+programs, for better or worse (LocVolCalib's 17 SegOps became one SegMap
+running everything sequentially per thread, srad's 6 became 11); where
+inlining pays off is for flattening's versions to decide, not an earlier
+pass.
 
 Flattening ends by checking the kernel-code rules the code generators rely
 on (`futgen.gpu.check.check_kernel_rules`).  With `Options.check_ir`

@@ -324,9 +324,11 @@ def _merge(a: ir.Stm, b: ir.Stm, links: frozenset[ir.VName],
     kept = [k for k, p in enumerate(_sections(ea, a.pat)[2]) if p.name not in drop]
 
     def order(xa: tuple, xb: tuple) -> tuple:
-        """`a`'s and `b`'s parts in the fused Screma's order."""
+        """`a`'s and `b`'s parts in the fused Screma's order (each part `a`'s
+        first, as in the program: results keep their order, which keeps
+        `map (.0) r` and `map (.1) r` fused into `r` a map nest)."""
         (sa, ra, ma), (sb, rb, mb) = _sections(ea, xa), _sections(eb, xb)
-        return (*sa, *sb, *ra, *rb, *mb, *(ma[k] for k in kept))
+        return (*sa, *sb, *ra, *rb, *(ma[k] for k in kept), *mb)
 
     lam = ir.Lambda((*params, *ea.map_lam.params),
                     ir.Body(ea.map_lam.body.stms + b_body.stms,
