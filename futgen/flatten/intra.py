@@ -180,13 +180,8 @@ class BlockBuilder:
                 out.append(self.block_op(pat, e))
             case ir.Loop():
                 out.append(self.loop(pat, e, out))
-            case ir.If(cond, then_, else_, ret):
-                types = tuple(p.type for p in pat)
-                then_ = self.body(then_, types)
-                pat = kb.shaped(pat, then_.result)
-                else_ = kb.same_shapes(pat, self.body(else_, types))
-                kb._bind(pat)
-                out.append(ir.Stm(pat, ir.If(cond, then_, else_, ret)))
+            case ir.If():
+                out.append(kb.branch(pat, e, self.body))
             case ir.Copy(v) | ir.SubExpOp(ir.Var(v)) if isinstance(pat[0].type, ir.ArrayT):
                 # Block code never updates an array in place: a copy may alias.
                 kb.views[pat[0].name] = kb.views.get(v, View(v, ()))

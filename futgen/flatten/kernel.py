@@ -30,12 +30,14 @@ cannot (the SOAC then stays on the host):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from futgen.core import ir
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.names import NameSource, free_vars
 from futgen.gpu.ir import MAX_ASSERT_ARGS, Scratch
+from futgen.opt.parts import map_bodies
 
 I64 = ir.Prim("i64")
 
@@ -110,7 +112,6 @@ def _write_loops(buf: ir.VName, t: ir.ArrayT, idx: tuple[ir.Var, ...], value: ir
 _PARTIAL_BINOPS = frozenset({"/", "%", "//", "%%", "**"})
 
 
-
 def inline(body: ir.Body, funs: dict[str, ir.Function], names: NameSource) -> ir.Body:
     """`body` with every `Apply`, at any depth, replaced by the callee's body."""
     stms: list[ir.Stm] = []
@@ -123,30 +124,8 @@ def inline(body: ir.Body, funs: dict[str, ir.Function], names: NameSource) -> ir
             stms += inner.stms
             stms += [ir.Stm((p,), ir.SubExpOp(r)) for p, r in zip(stm.pat, inner.result)]
         else:
-            stms.append(ir.Stm(stm.pat, _inline_exp(e, funs, names)))
+            stms.append(ir.Stm(stm.pat, map_bodies(e, lambda b: inline(b, funs, names))))
     return ir.Body(tuple(stms), body.result)
-
-
-def _inline_exp(e: ir.Exp, funs: dict[str, ir.Function], names: NameSource) -> ir.Exp:
-    def lam(f: ir.Lambda) -> ir.Lambda:
-        return replace(f, body=inline(f.body, funs, names))
-
-    match e:
-        case ir.If():
-            return replace(e, then_=inline(e.then_, funs, names),
-                           else_=inline(e.else_, funs, names))
-        case ir.Loop():
-            return replace(e, body=inline(e.body, funs, names))
-        case ir.Screma():
-            return replace(e, map_lam=lam(e.map_lam),
-                           scans=tuple(replace(s, lam=lam(s.lam)) for s in e.scans),
-                           reds=tuple(replace(r, lam=lam(r.lam)) for r in e.reds))
-        case ir.Scatter():
-            return replace(e, lam=lam(e.lam))
-        case ir.Hist():
-            return replace(e, lam=lam(e.lam),
-                           ops=tuple(replace(o, lam=lam(o.lam)) for o in e.ops))
-    return e
 
 
 class KernelBuilder:
@@ -175,6 +154,17 @@ class KernelBuilder:
         return other
 
     # --------------------------------------------------------- structure
+
+    def branch(self, pat: tuple[ir.Param, ...], e: ir.If,
+               body: Callable[[ir.Body, tuple[ir.Type, ...]], ir.Body]) -> ir.Stm:
+        """The `if` statement binding `pat`, its branches translated by `body`
+        (kernel or block code), the pattern shaped by the branches' results."""
+        types = tuple(p.type for p in pat)
+        then_ = body(e.then_, types)
+        pat = self.shaped(pat, then_.result)
+        else_ = self.same_shapes(pat, body(e.else_, types))
+        self._bind(pat)
+        return ir.Stm(pat, replace(e, then_=then_, else_=else_))
 
     def body(self, body: ir.Body, ret: tuple[ir.Type, ...] | None = None) -> ir.Body:
         """A kernel body computing the same values as `body`; its results
@@ -320,13 +310,8 @@ class KernelBuilder:
             case ir.Rearrange(arr, perm):
                 self.views[pat[0].name] = View(self.materialise(arr, out, perm), ())
                 self.local.add(pat[0].name)
-            case ir.If(cond, then_, else_, ret):
-                types = tuple(p.type for p in pat)
-                then_ = self.body(then_, types)
-                pat = self.shaped(pat, then_.result)
-                else_ = self.same_shapes(pat, self.body(else_, types))
-                self._bind(pat)
-                out.append(ir.Stm(pat, ir.If(cond, then_, else_, ret)))
+            case ir.If():
+                out.append(self.branch(pat, e, self.body))
             case ir.Loop(merge, form, body):
                 merge = tuple(self._merge_param(p, init, out) for p, init in merge)
                 self._bind(tuple(p for p, _ in merge))
