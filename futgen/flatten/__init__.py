@@ -86,7 +86,7 @@ from futgen.flatten.intra import (
     worth_intra,
 )
 from futgen.flatten.kernel import KernelBuilder, NotKernel, commutative_operator, inline
-from futgen.flatten.names import NameSource, param_types, substitute
+from futgen.flatten.names import NameSource, free_vars, param_types, substitute
 from futgen.gpu.ir import (
     BlockFits,
     SegBinOp,
@@ -100,6 +100,7 @@ from futgen.gpu.ir import (
     ThresholdCmp,
     binds_arrays,
 )
+from futgen.opt.simplify import simplify_function
 
 LEVEL = "grid"
 
@@ -195,10 +196,10 @@ class _Flattener:
         choice of SegOps) computing `stm`, or None if its Screma cannot be a SegOp."""
         e = stm.exp
         assert isinstance(e, ir.Screma)
-        e = replace(e, map_lam=replace(e.map_lam, body=inline(e.map_lam.body, self.funs,
-                                                              self.names)))
+        e = replace(e, map_lam=self._inlined(e.map_lam))
         e = replace(e, scans=tuple(replace(s, lam=self._inlined(s.lam)) for s in e.scans),
                     reds=tuple(replace(r, lam=self._inlined(r.lam)) for r in e.reds))
+        stm, e = _widened(replace(stm, exp=e), self.names)
         self.flat_version_possible = False
         outer = self.translate(e, deep=False)
         if outer is None:
@@ -228,15 +229,15 @@ class _Flattener:
             flat = self.further(stm, interchange.distribute(replace(stm, exp=e), self.names))
         return [*hoisted, *self.versions(stm.pat, op, intra, flat)]
 
-    def further(self, stm: ir.Stm, stms: list[ir.Stm] | None) -> ir.Body | None:
-        """The version that flattens a map further: its rewrite `stms` into
+    def further(self, stm: ir.Stm, code: ir.Body | None) -> ir.Body | None:
+        """The version that flattens a map further: its rewrite `code` into
         host code (`interchange.map_loop`: a loop of a map; `distribute`: a
         map per parallel statement), each map flattened in turn, with
         versions of its own."""
-        if stms is None:
+        if code is None:
             return None
-        self.types.update(param_types(tuple(stms)))
-        return self.host_body(ir.Body(tuple(stms), tuple(ir.Var(p.name) for p in stms[-1].pat)))
+        self.types.update(param_types(code.stms))
+        return self.host_body(code)
 
     def intra(self, stm: ir.Stm, e: ir.Screma,
               hoisted: list[ir.Stm]) -> Version | None:
@@ -392,7 +393,17 @@ class _Flattener:
         return [*kb.hoisted, ir.Stm(stm.pat, op)]
 
     def _inlined(self, lam: ir.Lambda) -> ir.Lambda:
-        return replace(lam, body=inline(lam.body, self.funs, self.names))
+        """`lam` with its calls inlined and simplified: inlining binds each
+        parameter and result anew, and those copies would otherwise be
+        arrays that distribution passes between its maps."""
+        inlined = inline(lam.body, self.funs, self.names)
+        if inlined == lam.body:
+            return lam
+        self.types.update(param_types(inlined))
+        free = tuple(ir.Param(v, self.types[v]) for v in sorted(
+            free_vars(replace(lam, body=inlined)), key=lambda v: v.tag))
+        fun = simplify_function(ir.Function("lambda", (*lam.params, *free), lam.ret, inlined))
+        return replace(lam, body=fun.body)
 
     def level(self, kb: KernelBuilder, e: ir.Screma, gtids: tuple[ir.VName, ...],
               dims: tuple[ir.SubExp, ...], pre: list[ir.Stm],
@@ -491,6 +502,45 @@ def _forward_copies(body: ir.Body) -> ir.Body:
             case _:
                 stms.append(stm)
     return substitute(ir.Body(tuple(stms), body.result), subst)
+
+
+def _widened(stm: ir.Stm, names: NameSource) -> tuple[ir.Stm, ir.Screma]:
+    """Map `stm`, returning all the results of the Screma its body ends in
+    where it returns only some (`let (a, b) = scan ... in b`, a fused
+    tridiagonal solve), so that the Screma can become an inner dimension
+    of the SegOp (rules 2 and 3); the extra results are bound to fresh,
+    unused names."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    lam = _widened_lambda(e.map_lam, names) if not (e.scans or e.reds) else None
+    if lam is None:
+        return stm, e
+    at = {r.name: p for r, p in zip(e.map_lam.body.result, stm.pat)}  # type: ignore[union-attr]
+    pat = tuple(at.get(r.name) or ir.Param(names.fresh(r.name.base), ir.array_of(t, (e.w,)))
+                for r, t in zip(lam.body.result, lam.ret))  # type: ignore[union-attr]
+    e = replace(e, map_lam=lam)
+    return ir.Stm(pat, e), e
+
+
+def _widened_lambda(lam: ir.Lambda, names: NameSource) -> ir.Lambda | None:
+    """`lam` returning every result of the map or Screma its body ends in,
+    of which it returns some, each once (inner maps widened first); None
+    if it already returns them all or ends otherwise."""
+    body = _forward_copies(fuse_body(lam.body))
+    if not body.stms or not isinstance(body.stms[-1].exp, ir.Screma):
+        return None
+    last = body.stms[-1]
+    inner = last.exp
+    assert isinstance(inner, ir.Screma)
+    if not (inner.scans or inner.reds):
+        last, _ = _widened(last, names)
+        body = ir.Body((*body.stms[:-1], last), body.result)
+    results = {r.name for r in body.result if isinstance(r, ir.Var)}
+    bound = {p.name for p in last.pat}
+    if (len(results) != len(body.result) or not results <= bound or results == bound):
+        return None if last is body.stms[-1] else replace(lam, body=body)
+    return ir.Lambda(lam.params, ir.Body(body.stms, tuple(ir.Var(p.name) for p in last.pat)),
+                     tuple(p.type for p in last.pat))
 
 
 def _prepend(stms: list[ir.Stm], body: ir.Body) -> ir.Body:

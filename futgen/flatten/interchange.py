@@ -20,12 +20,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from futgen.core import ir
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.names import NameSource, binders, free_vars, substitute
+from futgen.opt.effects import Aliases, can_fail
 
 
 def split(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
@@ -106,7 +107,7 @@ def _shape(t: ir.Type) -> tuple[ir.SubExp | None, ...]:
     return t.shape if isinstance(t, ir.ArrayT) else ()
 
 
-def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
+def map_loop(stm: ir.Stm, names: NameSource) -> ir.Body | None:
     """Rule G7 of incremental flattening, with G6's distribution of what
     comes before and after the loop (array expansion):
 
@@ -120,18 +121,17 @@ def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
     so the map's parallelism moves into the loop, where the loop body's
     inner SOACs can be flattened with it.  The loop is the last one in the
     map's body; its bound must not depend on the map's point.  Returns host
-    statements binding `stm`'s pattern with fresh names (the last statement
-    binds it), or None."""
+    code whose result is `stm`'s, or None."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
     if e.scans or e.reds:
         return None
     lam: ir.Lambda = names.renamed(e.map_lam)
-    at = [k for k, s in enumerate(lam.body.stms) if isinstance(s.exp, ir.Loop)]
-    if not at:
+    if not any(isinstance(s.exp, ir.Loop) for s in lam.body.stms):
         return None
-    pre, last, post = (lam.body.stms[:at[-1]], lam.body.stms[at[-1]],
-                       lam.body.stms[at[-1] + 1:])
+    out: list[ir.Stm] = []
+    lam = _hoisted(lam, out)
+    pre, last, post = _around_last_loop(lam.body)
     loop = last.exp
     assert isinstance(loop, ir.Loop)
     inside = {p.name for p in lam.params} | set(binders(tuple(pre)))
@@ -139,13 +139,10 @@ def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
         return None
     # Sizes the body computes from sizes outside it (the bound, the shapes
     # of the loop's arrays), computed again on the host.
-    out: list[ir.Stm] = []
-    sizes = _outer_sizes(lam, e.arrs, list(pre), inside, out, names)
+    sizes = _outer_sizes(list(pre), _rows(lam, e.arrs), _types(lam), inside, out, names)
     if sizes:
         lam = _sized(lam, sizes)
-        at = [k for k, s in enumerate(lam.body.stms) if isinstance(s.exp, ir.Loop)]
-        pre, last, post = (lam.body.stms[:at[-1]], lam.body.stms[at[-1]],
-                           lam.body.stms[at[-1] + 1:])
+        pre, last, post = _around_last_loop(lam.body)
         loop = last.exp
         assert isinstance(loop, ir.Loop)
         inside -= set(sizes)
@@ -158,7 +155,7 @@ def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
     used = free_vars(loop.body) & inside
     later = free_vars(tail) & inside  # what the statements after the loop need
     inits = {init.name for _, init in loop.merge if isinstance(init, ir.Var)} & inside
-    arrays = {p.name: a for p, a in zip(lam.params, e.arrs)}  # per point -> all points
+    arrays = _rows(lam, e.arrs)  # a value of the point -> the array of all points
     expanded = sorted((used | later | inits) - set(arrays), key=lambda v: v.tag)
     if any(free_vars(types[v]) & inside for v in expanded):
         return None
@@ -186,25 +183,31 @@ def map_loop(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
         (ir.Stm(res, inner),), tuple(ir.Var(p.name) for p in res)))
     pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
     if not post and lam.body.result == tuple(ir.Var(p.name) for p in last.pat):
-        return [*out, ir.Stm(pat, new_loop)]
+        return _bound(out + [ir.Stm(pat, new_loop)], pat)
     after = tuple(ir.Param(names.fresh(p.name.base), acc.type) for p, (acc, _) in
                   zip(last.pat, merge))
     rows = [(p, q.name) for p, q in zip(last.pat, after)]
     finish = _map_of(e.w, rows, later, types, arrays, tail, lam.ret, names)
-    return [*out, ir.Stm(after, new_loop), ir.Stm(pat, finish)]
+    return _bound(out + [ir.Stm(after, new_loop), ir.Stm(pat, finish)], pat)
 
 
-def _outer_sizes(lam: ir.Lambda, arrs: tuple[ir.VName, ...], pre: list[ir.Stm],
-                 inside: set[ir.VName], out: list[ir.Stm],
-                 names: NameSource) -> dict[ir.VName, ir.VName]:
-    """The i64 values `pre` (statements of `lam`'s body, mapped over `arrs`)
-    binds that are sizes known outside the map, each bound again by a host
-    statement in `out`: name inside -> name outside.  Such sizes are the
-    sizes types name, a size of a row (every row of `arrs` has the same
-    shape), and sums, products and conversions of those."""
+def _around_last_loop(body: ir.Body) -> tuple[tuple[ir.Stm, ...], ir.Stm, tuple[ir.Stm, ...]]:
+    """The statements before the last loop of `body`, that loop's, and those after."""
+    k = max(k for k, s in enumerate(body.stms) if isinstance(s.exp, ir.Loop))
+    return body.stms[:k], body.stms[k], body.stms[k + 1:]
+
+
+def _outer_sizes(pre: list[ir.Stm], rows: Mapping[ir.VName, ir.VName],
+                 types: Mapping[ir.VName, ir.Type], inside: set[ir.VName],
+                 out: list[ir.Stm], names: NameSource) -> dict[ir.VName, ir.VName]:
+    """The i64 values statements `pre` of a map's body bind that are sizes
+    known outside the map, each bound again by a host statement in `out`:
+    name inside -> name outside.
+    `rows` maps a value of the map's point to the array of all points it
+    is a row of (a parameter's array, or a distributed part's result).
+    Such sizes are the sizes types name, a size of a row (every row of an
+    array has the same shape), and sums, products and conversions of those."""
     found: dict[ir.VName, ir.VName] = {}
-    types = {p.name: p.type for p in (*lam.params, *(q for s in pre for q in s.pat))}
-    rows = {p.name: a for p, a in zip(lam.params, arrs)}
     aliases = {s.pat[0].name: s.exp.se.name for s in pre  # type: ignore[union-attr]
                if isinstance(s.exp, ir.SubExpOp) and isinstance(s.exp.se, ir.Var)}
 
@@ -265,7 +268,7 @@ def _expand(t: ir.Type, w: ir.SubExp) -> ir.ArrayT:
     return ir.ArrayT(_elem(t), (w, *_shape(t)))
 
 
-def distribute(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
+def distribute(stm: ir.Stm, names: NameSource) -> ir.Body | None:
     """Rule G6 of incremental flattening (map distribution, with array
     expansion): a map whose body has two or more statements with parallel
     work is split into one map per such statement, each with the sequential
@@ -278,34 +281,67 @@ def distribute(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
 
     so that each part can be flattened on its own.  Values one part needs
     from another pass between them as arrays of all the map's points; their
-    shapes must be known outside the map.  Returns host statements whose
-    last binds `stm`'s pattern with fresh names, or None."""
+    shapes must be known outside the map.  Statements that do not depend on
+    the point run once, on the host; a transposition, copy or replication
+    of a point's value is one of the array of all points there (Futhark's
+    distribution does the same), never a loop in a thread per point; and
+    a result an earlier part made is that part's array.  Returns host code
+    whose result is `stm`'s, or None."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
     if e.scans or e.reds:
         return None
     lam: ir.Lambda = names.renamed(e.map_lam)
-    groups = _parts(lam.body.stms)
-    if len(groups) < 2:
+    if len(_parts(lam.body.stms)) < 2:
         return None
-    inside = {p.name for p in lam.params} | set(binders(lam.body.stms))
     out: list[ir.Stm] = []
-    sizes = _outer_sizes(lam, e.arrs, list(lam.body.stms), inside, out, names)
-    lam = _sized(lam, sizes)
+    lam = _hoisted(lam, out)
+    inside = {p.name for p in lam.params} | set(binders(lam.body.stms))
+    raw_types = _types(lam)
+    arrays = _rows(lam, e.arrs)  # a value of the point -> the array of all points
+    sizes: dict[ir.VName, ir.VName] = {}  # sizes the host computes again
+
+    def typ(v: ir.VName) -> ir.Type:
+        # A size only the body knows is left open (`[?]`) in the arrays of all points.
+        return _open(substitute(raw_types[v], sizes), inside)
+
     groups = _parts(lam.body.stms)
-    inside -= set(sizes)
-    # A size only the body knows is left open (`[?]`) in the arrays of all points.
-    types = {p.name: _open(substitute(p.type, sizes), inside)
-             for p in (*lam.params, *(q for s in lam.body.stms for q in s.pat))}
-    arrays = {p.name: a for p, a in zip(lam.params, e.arrs)}
     carried: list[ir.Stm] = []  # a part whose values nothing later uses joins the next
     for k, group in enumerate(groups):
-        group = [*carried, *group]
+        group = [substitute(s, sizes) for s in (*carried, *group)]
         carried = []
-        rest = ir.Body(tuple(s for g in groups[k + 1:] for s in g), lam.body.result)
-        if k == len(groups) - 1:
-            body, ret = ir.Body(tuple(group), lam.body.result), lam.ret
-            pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+        new = _outer_sizes(group, arrays, {v: typ(v) for v in raw_types}, inside, out, names)
+        if new:
+            sizes.update(new)
+            inside -= set(new)
+            group = [substitute(s, sizes) for s in group if not {p.name for p in s.pat} & set(new)]
+        rest = substitute(ir.Body(tuple(s for g in groups[k + 1:] for s in g),
+                                  lam.body.result), sizes)
+        last = k == len(groups) - 1
+        if not group and not last:
+            continue
+        host = _manifested(group, arrays, typ, e.w, names)
+        if host and (not last or rest.result == (ir.Var(group[0].pat[0].name),)):
+            out += host
+            arrays[group[0].pat[0].name] = host[-1].pat[0].name
+            result = host[-1].pat
+            continue
+        if last:
+            result = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+            # A value an earlier part made is already an array of all points.
+            passed = {p.name: arrays[r.name] for p, r in zip(result, rest.result)
+                      if isinstance(r, ir.Var) and r.name in arrays}
+            if len(passed) == len(result) and group:
+                passed = {}  # the part's statements may fail: they still run
+            out += [ir.Stm((p,), ir.SubExpOp(ir.Var(passed[p.name])))
+                    for p in result if p.name in passed]
+            made = [(p, r, t) for p, r, t in zip(result, rest.result, lam.ret)
+                    if p.name not in passed]
+            if not made:
+                break
+            pat = tuple(p for p, _, _ in made)
+            body, ret = ir.Body(tuple(group), tuple(r for _, r, _ in made)), tuple(
+                t for _, _, t in made)
         else:
             later = sorted(set(binders(tuple(group))) & free_vars(rest), key=lambda v: v.tag)
             if _parallel(group[-1].exp):  # all it binds, in order: the map then nests
@@ -314,12 +350,77 @@ def distribute(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
                 carried = group
                 continue
             body, ret = ir.Body(tuple(group), tuple(ir.Var(v) for v in later)), tuple(
-                types[v] for v in later)
-            pat = tuple(ir.Param(names.fresh(v.base), _expand(types[v], e.w)) for v in later)
+                typ(v) for v in later)
+            pat = tuple(ir.Param(names.fresh(v.base), _expand(typ(v), e.w)) for v in later)
             arrays.update((v, p.name) for v, p in zip(later, pat))
         used = free_vars(body) & inside
+        types = {v: typ(v) for v in used}
         out.append(ir.Stm(pat, _map_of(e.w, [], used, types, arrays, body, ret, names)))
-    return out
+    return _bound(out, result)
+
+
+def _bound(stms: list[ir.Stm], pat: tuple[ir.Param, ...]) -> ir.Body:
+    """Host code `stms` whose result is the values `pat` names."""
+    return ir.Body(tuple(stms), tuple(ir.Var(p.name) for p in pat))
+
+
+def _rows(lam: ir.Lambda, arrs: tuple[ir.VName, ...]) -> dict[ir.VName, ir.VName]:
+    """Each parameter of map lambda `lam` -> the array `arrs` it is a row of."""
+    return {p.name: a for p, a in zip(lam.params, arrs)}
+
+
+def _types(lam: ir.Lambda) -> dict[ir.VName, ir.Type]:
+    """The type of each parameter of `lam` and of each name its body binds
+    at the top level."""
+    return {p.name: p.type for p in (*lam.params, *(q for s in lam.body.stms for q in s.pat))}
+
+
+def _hoisted(lam: ir.Lambda, out: list[ir.Stm]) -> ir.Lambda:
+    """`lam` without the statements of its body that do not depend on its
+    parameters, which go to `out` (to run once on the host) unless they may
+    fail (the map may have no points) or something consumes their value."""
+    consumed = Aliases(lam.body).consumed
+    variant = {p.name for p in lam.params}
+    kept = []
+    for s in lam.body.stms:
+        names_ = {p.name for p in s.pat}
+        if (free_vars(s.exp) & variant or names_ & consumed
+                or can_fail(s.exp, {}) or isinstance(s.exp, ir.Loop)):
+            variant |= names_
+            kept.append(s)
+        else:
+            out.append(s)
+    return replace(lam, body=replace(lam.body, stms=tuple(kept)))
+
+
+def _manifested(group: list[ir.Stm], arrays: Mapping[ir.VName, ir.VName],
+                typ: Callable[[ir.VName], ir.Type], w: ir.SubExp,
+                names: NameSource) -> list[ir.Stm]:
+    """The host statements a part that only transposes, copies or
+    replicates a point's value becomes: the same on the array of all
+    points, binding an array of the part's value at every point last; none
+    for any other part."""
+    if len(group) != 1:
+        return []
+    (s,) = group
+    v = s.pat[0].name
+    all_points = ir.Param(names.fresh(v.base), _expand(typ(v), w))
+    match s.exp:
+        case ir.Rearrange(arr, perm) if arr in arrays:
+            return [ir.Stm((all_points,), ir.Rearrange(arrays[arr], (0, *(d + 1 for d in perm))))]
+        case ir.Copy(arr) if arr in arrays:
+            return [ir.Stm((all_points,), ir.Copy(arrays[arr]))]
+        case ir.Replicate(shape, ir.Var(x)) if x in arrays:
+            # replicate shape xs : [shape][w]..., then the points' dimension first
+            k = len(shape)
+            t = all_points.type
+            assert isinstance(t, ir.ArrayT)
+            reps = ir.Param(names.fresh(f"{v.base}_rep"),
+                            ir.ArrayT(t.elem, (*t.shape[1:k + 1], w, *t.shape[k + 1:])))
+            perm = (k, *range(k), *range(k + 1, len(t.shape)))
+            return [ir.Stm((reps,), ir.Replicate(shape, ir.Var(arrays[x]))),
+                    ir.Stm((all_points,), ir.Rearrange(reps.name, perm))]
+    return []
 
 
 def _sized(lam: ir.Lambda, sizes: Mapping[ir.VName, ir.VName]) -> ir.Lambda:
@@ -343,11 +444,17 @@ def _parts(stms: tuple[ir.Stm, ...]) -> list[list[ir.Stm]]:
     part is a map of just that statement (which then nests)."""
     parts: list[list[ir.Stm]] = []
     for s in stms:
-        if _parallel(s.exp) or not parts or _parallel(parts[-1][-1].exp):
+        if _alone(s.exp) or not parts or _alone(parts[-1][-1].exp):
             parts.append([s])
         else:
             parts[-1].append(s)
     return parts
+
+
+def _alone(e: ir.Exp) -> bool:
+    """Whether `e` is a part of its own: parallel work, or a transposition,
+    copy or replication (which the host does for all points at once)."""
+    return _parallel(e) or isinstance(e, ir.Rearrange | ir.Copy | ir.Replicate)
 
 
 def parallel_statements(body: ir.Body) -> int:

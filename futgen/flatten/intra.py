@@ -280,6 +280,9 @@ class BlockBuilder:
     def copied(self, se: ir.Var, out: list[ir.Stm]) -> ir.Var:
         """A `BLOCK` SegMap copying the one-dimensional array `se`."""
         kb = self.kb
+        declared = kb.types.get(se.name)
+        if isinstance(declared, ir.ArrayT) and len(declared.shape) != 1:
+            raise NotIntra("a copy of a multi-dimensional array in block code")
         if se.name in kb.private:
             t = kb.types[se.name]
         else:

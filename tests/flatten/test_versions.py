@@ -364,17 +364,18 @@ def test_a_locvolcalib_shaped_program_has_a_loop_of_distributed_maps() -> None:
     map: a thread per strike, or the map moved into the time loop (G7) and
     distributed over the statements around it (G6): the grids of all
     strikes as one 3-D SegMap, the time loop's map, and the final sums with
-    versions of their own.  `step` alone: a thread per row, or the row map
-    distributed, the solve one segmented scan over all rows."""
+    versions of their own.  `step` alone: its maps fuse into the solve's
+    scan once `tridag` is inlined, so the row map is one segmented scan
+    over all rows (whose kernel picks a thread per row or one flagged scan
+    at run time), with no guard."""
     path = ROOT / "tests" / "programs" / "versions" / "locvol.fut"
     main = _tree_of(path, "main")
     assert main[:3] == ["  main.suff_outer_par <= k (default 32768)",
                         "    true:  segmap (k)",
                         "    false: segmap (k, m, n)"]
     assert any("suff_outer_par <= k * m" in line for line in main[3:])
-    step = _tree_of(path, "step")
-    assert step[:2] == ["  step.suff_outer_par <= m (default 32768)", "    true:  segmap (m)"]
-    assert "segscan (m, n)" in " ".join(step[2:])
+    assert any("segscan (k, m, n)" in line for line in main[3:])
+    assert _tree_of(path, "step") == ["  segscan (m, n)"]
 
 
 def test_a_heston_shaped_map_over_a_redomap_is_a_segmented_reduction(tmp_path) -> None:
@@ -410,3 +411,35 @@ entry main [k][m][n] (x: [k][m][n]i32) : [k][m][n]i32 =
     [(_, outer, intra)] = _versions(prog)
     assert (_shape(outer), intra.level, len(intra.space.dims)) == ("SegMap2", "blocks", 2)
     assert _block_ops(intra.body) == ["SegScan", "SegScan", "SegMap"]
+
+
+def _host_exps(body: ir.Body) -> list[ir.Exp]:
+    """Every host expression of `body`, in guards' and loops' bodies too."""
+    out: list[ir.Exp] = []
+    for s in body.stms:
+        out.append(s.exp)
+        if isinstance(s.exp, ir.If):
+            out += _host_exps(s.exp.then_) + _host_exps(s.exp.else_)
+        elif isinstance(s.exp, ir.Loop):
+            out += _host_exps(s.exp.body)
+    return out
+
+
+def test_distribution_transposes_copies_and_replicates_on_the_host() -> None:
+    """tests/programs/versions/distribute.fut: in the flat version the
+    point's transposition, copy and replication are one host operation on
+    the arrays of all points, the invariant `replicate` runs once, the
+    sizes the parts pass on are host sizes (no SOAC is left on the host,
+    as one with sizes per point would be), and the results earlier parts
+    made are not copied again."""
+    path = ROOT / "tests" / "programs" / "versions" / "distribute.fut"
+    prog = run_passes(internalise(check_source(path.read_text())))
+    exps = _host_exps(prog.function("main").body)
+    assert (0, 2, 1) in [e.perm for e in exps if isinstance(e, ir.Rearrange)]
+    assert any(isinstance(e, ir.Copy) for e in exps)
+    assert any(isinstance(e, ir.Replicate) and len(e.shape) == 1 for e in exps)
+    assert not any(isinstance(e, ir.Screma | ir.Scatter | ir.Hist) for e in exps)
+    tree = _tree_of(path, "main")
+    assert "segscan (k, n, m)" in " ".join(tree)
+    # Only the in-place update of each point's copy runs a thread per point.
+    assert sum(line.endswith("segmap (k)") for line in tree) == 2  # and the outer version
