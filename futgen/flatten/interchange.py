@@ -292,6 +292,7 @@ def distribute(stm: ir.Stm, names: NameSource) -> ir.Body | None:
     if e.scans or e.reds:
         return None
     lam: ir.Lambda = names.renamed(e.map_lam)
+    lam = replace(lam, body=_distributed_nest(fuse_body(lam.body), names))
     if len(_parts(lam.body.stms)) < 2:
         return None
     out: list[ir.Stm] = []
@@ -458,8 +459,37 @@ def _alone(e: ir.Exp) -> bool:
 
 
 def parallel_statements(body: ir.Body) -> int:
-    """How many statements of `body` have parallel work (G6 distributes over them)."""
-    return sum(_parallel(s.exp) for s in fuse_body(body).stms)
+    """How many statements of `body`, or of the innermost body of the
+    perfect map nest `body` is, have parallel work (G6 distributes over
+    them, innermost first)."""
+    body = fuse_body(body)
+    inner = _nested_map(body)
+    if inner is not None:
+        return parallel_statements(inner.exp.map_lam.body)  # type: ignore[union-attr]
+    return sum(_parallel(s.exp) for s in body.stms)
+
+
+def _nested_map(body: ir.Body) -> ir.Stm | None:
+    """The map statement `body` consists of and returns, if so."""
+    if len(body.stms) != 1:
+        return None
+    (s,) = body.stms
+    e = s.exp
+    if (isinstance(e, ir.Screma) and not (e.scans or e.reds)
+            and body.result == tuple(ir.Var(p.name) for p in s.pat)):
+        return s
+    return None
+
+
+def _distributed_nest(body: ir.Body, names: NameSource) -> ir.Body:
+    """`body`, which may be a perfect map nest, with its innermost map
+    distributed (G6 in the nest's whole context: the parts then distribute
+    over the outer maps in turn); as it is where that does nothing."""
+    inner = _nested_map(body)
+    if inner is None:
+        return body
+    code = distribute(inner, names)
+    return body if code is None else code
 
 
 def _parallel(e: ir.Exp) -> bool:

@@ -443,3 +443,10 @@ def test_distribution_transposes_copies_and_replicates_on_the_host() -> None:
     assert "segscan (k, n, m)" in " ".join(tree)
     # Only the in-place update of each point's copy runs a thread per point.
     assert sum(line.endswith("segmap (k)") for line in tree) == 2  # and the outer version
+    # A perfect nest distributes innermost first: outer, a block per row, or
+    # each scan over all rows of all points.
+    nested = _tree_of(path, "nested")
+    assert nested[:2] == ["  nested.suff_outer_par <= k * m (default 32768)",
+                          "    true:  segmap (k, m)"]
+    assert "segmap blocks (k, m)" in nested[3]
+    assert " ".join(nested).count("segscan (k, m, n)") == 2

@@ -39,3 +39,16 @@ entry transposed [k][m][n] (xss: [k][m][n]i32) : [k][n][m]i32 =
               let zs = map (map (* 2)) ys
               in transpose zs)
       xss
+
+-- A perfect nest whose innermost map distributes: its parts distribute
+-- over the outer map in turn, and each scan is one over all rows of all
+-- points.
+-- ==
+-- entry: nested
+-- input { [[[1, 2, 3], [4, 5, 6]]] }
+-- output { [[[12, 18, 20], [30, 48, 56]]] }
+-- random input { [3][4][9]i32 }
+entry nested [k][m][n] (xss: [k][m][n]i32) : [k][m][n]i32 =
+  map (map (\xs -> let ys = scan (+) 0 xs
+                   in map (* 2) (scan (+) 0 (reverse ys))))
+      xss
