@@ -86,7 +86,7 @@ from futgen.flatten.intra import (
     worth_intra,
 )
 from futgen.flatten.kernel import KernelBuilder, NotKernel, commutative_operator, inline
-from futgen.flatten.names import NameSource, free_vars, param_types, substitute
+from futgen.flatten.names import NameSource, free_vars, param_types, substitute, vnames
 from futgen.gpu.ir import (
     BlockFits,
     SegBinOp,
@@ -400,8 +400,11 @@ class _Flattener:
         if inlined == lam.body:
             return lam
         self.types.update(param_types(inlined))
-        free = tuple(ir.Param(v, self.types[v]) for v in sorted(
-            free_vars(replace(lam, body=inlined)), key=lambda v: v.tag))
+        names = free_vars(replace(lam, body=inlined))
+        # The sizes in those names' types are in scope too (simplification
+        # may replace an array's size by the name its type gives).
+        names |= {n for v in names for n in vnames(self.types[v])}
+        free = tuple(ir.Param(v, self.types[v]) for v in sorted(names, key=lambda v: v.tag))
         fun = simplify_function(ir.Function("lambda", (*lam.params, *free), lam.ret, inlined))
         return replace(lam, body=fun.body)
 

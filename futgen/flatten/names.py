@@ -133,7 +133,8 @@ class NameSource:
 
 
 def param_types(node: Any) -> dict[ir.VName, ir.Type]:
-    """The declared type of every name bound by a `Param` in `node`."""
+    """The declared type of every name bound by a `Param` in `node`, and
+    of every for loop's counter."""
     out: dict[ir.VName, ir.Type] = {}
     _collect_types(node, out)
     return out
@@ -142,6 +143,9 @@ def param_types(node: Any) -> dict[ir.VName, ir.Type]:
 def _collect_types(node: Any, out: dict[ir.VName, ir.Type]) -> None:
     if isinstance(node, ir.Param):
         out[node.name] = node.type
+    elif isinstance(node, ir.ForLoop):
+        out[node.i] = ir.Prim(node.prim)
+        _collect_types(node.bound, out)
     elif isinstance(node, tuple):
         for x in node:
             _collect_types(x, out)

@@ -44,3 +44,17 @@ def apply_to_row (f: [3]i32 -> [3]i32) = f [1, 2, 3]
 entry closure_elsewhere (b: f32) (k: i32) =
   let (xs, y) = apply_beside b (composed_maps (+ 1i32))
   in (xs, y, apply_to_row (composed_maps (+ k)))
+
+-- A call inlined into a map inside a loop: the inlined body uses the
+-- loop's counter, and the size of an array whose type names a size bound
+-- outside the map only (flattening simplifies the inlined lambda alone).
+-- ==
+-- entry: inlined_in_loop
+-- input { [1i64, 2i64, 3i64, 4i64] } output { [4i64, 8i64, 12i64, 16i64] }
+def row_total [n] (k: i64) (xss: [n][n]i64) : i64 = k * n + xss[0, 0]
+
+entry inlined_in_loop [m] (xs: [m]i64) : [m]i64 =
+  let n = i64.f32 (f32.sqrt (f32.i64 m))
+  let xss = unflatten (xs :> [n * n]i64)
+  in loop acc = replicate m 0 for i < 2 do
+       map (\j -> row_total (i + j) xss + acc[j]) (iota m)
