@@ -5,8 +5,10 @@ Builds benchmarks/programs/kernels.fut and times on device-resident f32:
 * the matrix family of the incremental-flattening paper: (2^n x 2^m) @
   (2^m x 2^n) with 2n + m = 28, n = 0..10, as the package chooses by
   default and with each version forced (`outer`: the 2^2n outputs' space,
-  each dot product sequential in its thread, tiled where large; `flat`: one
-  SegRed over all three dimensions), beside `torch.matmul` with TF32 off;
+  each dot product sequential in its thread, tiled where large, the tiled
+  loop split across blocks where tiles are fewer than SMs; `outer_unsplit`:
+  the same never split; `flat`: one SegRed over all three dimensions),
+  beside `torch.matmul` with TF32 off;
 * row sums of 2^26 f32 as 2^k rows, k = 0..26: a reduction under one map,
   whose versions are the segmented reduction's strategies (a block or
   blocks, a warp, 8 lanes, or one thread per row), beside `torch.sum(x, 1)`;
@@ -62,7 +64,9 @@ def matrices(lib, sync, rng, rows: list[dict]) -> None:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     guard = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.suff_outer_par"))
-    versions = {"default": {}, "outer": {guard: 0}, "flat": {guard: BIG}}
+    split = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.segmap_split"))
+    versions = {"default": {}, "outer": {guard: 0}, "outer_unsplit": {guard: 0, split: 0},
+                "flat": {guard: BIG}}
     for n in range(11):
         m = 28 - 2 * n
         a_host = rng.random((1 << n, 1 << m), dtype=np.float32)
@@ -74,6 +78,8 @@ def matrices(lib, sync, rng, rows: list[dict]) -> None:
                "torch_ms": timed(lambda ta=ta, tb=tb: ta @ tb, sync),
                "torch_err": _err((ta @ tb).cpu().numpy(), want)}
         for name, tuning in versions.items():
+            if name == "outer_unsplit" and n < 6:
+                continue  # below 64 x 64 outputs no tiled kernel runs: the same as outer
             inst = lib.BenchKernels(backend="cuda", device_results=True, tuning=tuning)
             row[f"{name}_err"] = _err(inst.matmul(a, b).get(), want)
             row[f"{name}_ms"] = timed(lambda i=inst, a=a, b=b: i.matmul(a, b), sync)

@@ -154,6 +154,11 @@ class CpuBackend:
         """Not available, as `launch`."""
         self.launch(kernel, threads, block, args, shared_bytes)
 
+    @property
+    def sm_count(self) -> int:
+        """One: the CPU backend launches no kernels to spread."""
+        return 1
+
     def block_fits(self, nbytes: int) -> bool:
         """Never: the CPU backend runs an intra-block version as the map it
         came from, a row at a time, no faster than the outer version; guards

@@ -279,6 +279,11 @@ class CudaBackend:
         what an intra-block kernel keeps for itself."""
         return nbytes + BLOCK_RESERVED_BYTES <= self._max_shared
 
+    @property
+    def sm_count(self) -> int:
+        """The device's multiprocessors (split kernels fill them)."""
+        return self._sm_count
+
     def max_grid(self, block: int) -> int:
         """The most blocks a launch gets: 8 full waves of the device."""
         return max(1, self._sm_count * max(1, self._threads_per_sm // block) * 8)

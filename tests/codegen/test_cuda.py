@@ -359,17 +359,25 @@ def test_nvcc_compiles_flattened_examples(path: Path, tmp_path: Path) -> None:
 
 def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
     plans = _plans(ROOT / "tests" / "programs" / "kernels" / "products.fut")
-    for fn, sizes in (("matmul", 2), ("matmul_columns", 1), ("gemm", 2),
-                      ("max_plus_and_product", 1)):  # 8-byte accumulators: one tile size
+    # Sums (all but the max-plus product's pair) also get the split kernel.
+    for fn, sizes, split in (("matmul", 2, True), ("matmul_columns", 1, True),
+                             ("gemm", 2, True),
+                             ("max_plus_and_product", 1, False)):  # 8-byte accumulators
         [plan] = [p for p in plans[fn] if any("segmap_tiled" in la.kernel for la in p.launches)]
         whens = [la.when for la in plan.launches]
         tiled = [la.when for la in plan.launches if "segmap_tiled" in la.kernel]
-        assert len(tiled) == sizes == len(plan.thresholds), fn
+        splits = [la for la in plan.launches if "segmap_split" in la.kernel]
+        assert len(tiled) == sizes and len(plan.thresholds) == sizes + split, fn
         side = plan.thresholds[0].key
         assert all(w.startswith("min(") and f") >= {side}" in w for w in tiled)
         assert whens[-1] == f"not ({tiled[0].split(' and ')[0]})"  # the plain kernel
+        if split:  # the split kernel and its combining kernel, below segmap_split tiles
+            few = plan.thresholds[1].key
+            assert [la.kernel.endswith("_combine") for la in splits] == [False, True]
+            assert all(la.when.endswith(f"< {few}") for la in splits)
+            assert all(f"< {few})" in w for w in tiled)
         if sizes == 2:  # large tiles from segmap_tile_large points, small below
-            large = plan.thresholds[1].key
+            large = plan.thresholds[-1].key
             assert tiled[0].endswith(f">= {large}") and tiled[1].endswith(f">= {large})")
 
 

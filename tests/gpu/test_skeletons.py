@@ -271,10 +271,11 @@ def test_writes_above_two_gibibytes(writes) -> None:
 
 
 PRODUCT_SHAPES = [(1, 1, 1), (0, 5, 3), (3, 0, 4), (4, 6, 0), (7, 9, 5), (128, 8, 128),
-                  (129, 17, 257), (300, 1, 64), (64, 1000, 100), (513, 33, 130)]
+                  (129, 17, 257), (300, 1, 64), (64, 1000, 100), (513, 33, 130),
+                  (5, 4099, 3)]  # 65 chunks of 64 when split, the last one short
 
 
-@pytest.mark.parametrize("version", ["large tiles", "small tiles", "plain"])
+@pytest.mark.parametrize("version", ["large tiles", "small tiles", "split", "plain"])
 @pytest.mark.parametrize("shape", PRODUCT_SHAPES, ids=str)
 @pytest.mark.parametrize("entry", ["matmul", "matmul_columns", "gemm", "max_plus_and_product"])
 def test_matrix_products(products, products_interp, entry: str, shape: tuple[int, int, int],
@@ -286,6 +287,10 @@ def test_matrix_products(products, products_interp, entry: str, shape: tuple[int
     tuning = {side: BIG if version == "plain" else 1}
     for large in (p for p in params if "segmap_tile_large" in p):
         tuning[large] = 1 if version == "large tiles" else BIG
+    splits = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_split")]
+    if version == "split" and not splits:
+        pytest.skip("not a sum: no split kernel")
+    tuning.update(dict.fromkeys(splits, BIG if version == "split" else 0))
     lib = products.Products(backend=BACKEND, tuning=tuning)
     n, m, p = shape
     rng = np.random.default_rng(n * 10007 + m * 101 + p)

@@ -15,7 +15,8 @@ array result is copied from its buffer into the thread's row of the output.
 A SegMap over two dimensions whose threads fold a loop over arrays each
 invariant to one dimension (a matrix product) also gets a tiled kernel
 (`tiling.py`), launched instead when both dimensions are large enough (with
-tiles of 128 x 128 points, or 64 x 64 for products with fewer points).
+tiles of 128 x 128 points, or 64 x 64 for products with fewer points; with
+the loop split across blocks where even those tiles are fewer than SMs).
 
 A SegScatter runs the same loop; each point stores its value into the
 destination at its indices when they are in bounds.  The destinations are
@@ -42,7 +43,9 @@ from futgen.codegen.cuda.imp import Bin, Stm
 from futgen.codegen.cuda.lower import KernelLowering, Out, c_name
 from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product
 from futgen.codegen.cuda.tiling import (
+    BLOCK_SIDE,
     LARGE_TILES_FROM,
+    SPLIT_BELOW_TILES,
     MIN_SIDE,
     Tileable,
     compile_tiled,
@@ -94,16 +97,25 @@ def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
     side = sc.threshold("segmap_tile", MIN_SIDE,
                         "size of both dimensions from which block and register tiles are used")
     tiled = f"min({n}, {p}) >= {side}"
+    small = tiled
+    if tiling.split_op is not None:
+        # Too few tiles of 64 x 64 to fill the device: the loop is split (split-K).
+        split_t = sc.threshold("segmap_split", SPLIT_BELOW_TILES,
+                               "tiles of 64 x 64 below which the loop is split across blocks",
+                               under=((side, True),))
+        few = f"-(-({n}) // {4 * BLOCK_SIDE}) * -(-({p}) // {4 * BLOCK_SIDE}) < {split_t}"
+        compile_tiled(sc, op, tiling, outs, f"{tiled} and {few}", 4, split=True)
+        small = f"{tiled} and not ({few})"
     reg = tiling.reg()
     if reg < 8:
-        compile_tiled(sc, op, tiling, outs, tiled, reg)
+        compile_tiled(sc, op, tiling, outs, small, reg)
         return tiled
     large_t = sc.threshold("segmap_tile_large", LARGE_TILES_FROM,
                            "points from which tiles of 128 x 128 are used, rather than 64 x 64",
                            under=((side, True),))
     large = f"{n} * {p} >= {large_t}"
-    compile_tiled(sc, op, tiling, outs, f"{tiled} and {large}", reg)
-    compile_tiled(sc, op, tiling, outs, f"{tiled} and not ({large})", reg // 2)
+    compile_tiled(sc, op, tiling, outs, f"{small} and {large}", reg)
+    compile_tiled(sc, op, tiling, outs, f"{small} and not ({large})", reg // 2)
     return tiled
 
 

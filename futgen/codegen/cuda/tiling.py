@@ -21,6 +21,14 @@ and a register tile of accumulators per thread.  The plan launches it when
 both dimensions are at least `segmap_tile_<k>` (a threshold the tuner can
 set), else the plain SegMap kernel; with a register tile of 8 x 8 points
 when there are enough of them (`segmap_tile_large_<k>`), else 4 x 4.
+
+Split-K: where even 4 x 4 register tiles give fewer blocks than the device
+has SMs (`segmap_split_<k>`, default 132; a product of a few long rows and
+columns), a loop that is a sum
+(`split_op`: its one accumulator's new value is `acc + v`, `v` not reading
+`acc`) is split into chunks that blocks take side by side; a second kernel
+adds each point's partial sums and runs the epilogue (`split_count` says
+how many chunks).
 """
 
 from __future__ import annotations
@@ -44,6 +52,10 @@ MIN_SIDE = 64  # default of the threshold: both dimensions at least this
 # 128 x 128) are used rather than 4 x 4: 2048^2, where the large blocks are
 # two per SM of an H100.
 LARGE_TILES_FROM = 2048 * 2048
+# Default of the threshold on tiles of 64 x 64 below which a summing loop is
+# split across blocks: the SMs of an H100 or H200 (one tile each would leave
+# the device half idle; the split fills it with two blocks per SM).
+SPLIT_BELOW_TILES = 132
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,7 @@ class Tileable:
     step: tuple[ir.Stm, ...]  # the rest of the loop body
     epilogue: tuple[ir.Stm, ...]
     aliases: tuple[tuple[ir.VName, int], ...]  # copies of a thread index (`let x = g1`)
+    split_op: str | None = None  # the loop's reduction operator, if it may be split
 
     def reg(self) -> int:
         """Points per side of a thread's register tile: 8, or 4 where 64
@@ -109,7 +122,37 @@ def tileable(op: SegMap, types: dict[ir.VName, ir.Type]) -> Tileable | None:
     if not any(r.dim == 0 for r in reads) or not any(r.dim == 1 for r in reads):
         return None
     after = op.body.stms[loops[0] + 1:]
-    return Tileable(stm, tuple(reads), tuple(step), before + after, tuple(aliases.items()))
+    return Tileable(stm, tuple(reads), tuple(step), before + after, tuple(aliases.items()),
+                    _sum_op(loop, step))
+
+
+def _sum_op(loop: ir.Loop, step: list[ir.Stm]) -> str | None:
+    """`+` if `loop` sums (its one accumulator's new value is the last step
+    `acc + v`, and no other step reads `acc` but to copy it), so that chunks of its
+    iterations may run apart and their sums be added; else None."""
+    if len(loop.merge) != 1 or not step:
+        return None
+    (acc, _), last = loop.merge[0], step[-1]
+    e = last.exp
+    if (not isinstance(acc.type, ir.Prim) or acc.type.name == "bool"
+            or not isinstance(e, ir.BinOp) or e.op != "+" or e.prim != acc.type.name
+            or loop.body.result != (ir.Var(last.pat[0].name),)):
+        return None
+    copies = {acc.name}  # `acc` and its copies (a sequential redomap's operator binds them)
+    for s in step[:-1]:
+        if isinstance(s.exp, ir.SubExpOp) and s.exp.se in map(ir.Var, copies):
+            copies.add(s.pat[0].name)
+        elif free_vars(s.exp) & copies:
+            return None
+    operands = [isinstance(x, ir.Var) and x.name in copies for x in (e.x, e.y)]
+    return "+" if operands.count(True) == 1 else None
+
+
+def split_count(tiles: str, m: str) -> str:
+    """The host expression of how many chunks a split kernel's loop of `m`
+    iterations runs in, for `tiles` block tiles: two blocks per SM, each
+    chunk at least 8 x TK iterations."""
+    return f"max(1, min(-(-({m}) // {8 * TK}), -(-(2 * b.sm_count) // {tiles})))"
 
 
 def _may_fail(e: ir.Exp) -> bool:
@@ -148,9 +191,10 @@ def _load(sc: SegCompile, low: KernelLowering, rd: Read,
 
 
 def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
-                  when: str, reg: int) -> None:
+                  when: str, reg: int, split: bool = False) -> None:
     """Adds the tiled kernel with `reg` x `reg` register tiles (a multiple of
-    4), launched `when`, writing `outs`."""
+    4), launched `when`, writing `outs`; with `split` (`t.split_op` set),
+    the split kernel and its combining kernel."""
     low = sc.lowering()
     loop = t.loop.exp
     assert isinstance(loop, ir.Loop) and isinstance(loop.form, ir.ForLoop)
@@ -183,15 +227,29 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     out_ptrs = [low.add_param(o.name, CTYPES[o.prim], True, o.name) for o in outs]
     rows = cols = BLOCK_SIDE * reg
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
-    name = sc.fresh("segmap_tiled")
+    m = render.expr(low.subexp(loop.form.bound))
+    n, p = (sc.host_dim(d) for d in op.space.dims)
+    tiles_host = f"(-(-({n}) // {rows}) * -(-({p}) // {cols}))"
+    partials: list[str] = []
+    if split:
+        splits = split_count(tiles_host, sc.host_dim(loop.form.bound))
+        low.add_param("split_count", "int64_t", False, f"({splits})")
+        # Allocated whatever runs, so sized only where the split kernel does.
+        size = f"(({splits}) * {n} * {p} if {when} else 0)"
+        partials = [low.add_param(tmp.name, CTYPES[tmp.prim], True, tmp.name)
+                    for tmp in (sc.temp("partial", pa.type.name, size) for pa, _ in loop.merge)]
+    name = sc.fresh("segmap_split" if split else "segmap_tiled")
     source = render_skeleton(
         "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg, tk=TK,
-        rows=rows, cols=cols, n=dims[0], p=dims[1], m=render.expr(low.subexp(loop.form.bound)),
+        rows=rows, cols=cols, n=dims[0], p=dims[1], m=m,
+        split=split, splits="split_count", split_op=t.split_op, partials=partials,
         row_reads=tiles[0], col_reads=tiles[1],
         accs=[{"ctype": CTYPES[p.type.name], "init": render.expr(low.subexp(v))}
               for p, v in loop.merge],
         step="\n".join(render.stms(step, 7)), epilogue="\n".join(render.stms(epilogue, 5)),
         results=[CTYPES[r.name] for r in op.ret], outs=out_ptrs, params=kernel_params(low))
-    n, p = (sc.host_dim(d) for d in op.space.dims)
-    tiles_host = f"(-(-({n}) // {rows}) * -(-({p}) // {cols}))"
-    sc.add_kernel(name, source, low, f"{tiles_host} * {BLOCK}", when=when)
+    if not split:
+        sc.add_kernel(name, source, low, f"{tiles_host} * {BLOCK}", when=when)
+        return
+    sc.add_kernel(name, source, low, f"{tiles_host} * ({splits}) * {BLOCK}", when=when)
+    sc.add_kernel(f"{name}_combine", "", low, f"{n} * {p}", when=when)
