@@ -47,6 +47,11 @@ from futgen.gpu.ir import SegMap, binds_arrays
 BLOCK_SIDE = 16  # threads per side of a block: BLOCK = BLOCK_SIDE ** 2
 REG = 8  # points per side of a thread's register tile
 TK = 8  # loop iterations per shared-memory chunk
+# The split kernel's chunks: few tiles, so a block's long run of the loop is
+# what must go fast; longer chunks give more work between barriers and load
+# 128 bytes of a row at a time where the loop index is contiguous.
+SPLIT_TK = 32
+SPLIT_BLOCKS_PER_SM = 4
 MIN_SIDE = 64  # default of the threshold: both dimensions at least this
 # Default of the threshold on n * p from which 8 x 8 register tiles (blocks of
 # 128 x 128) are used rather than 4 x 4: 2048^2, where the large blocks are
@@ -150,9 +155,10 @@ def _sum_op(loop: ir.Loop, step: list[ir.Stm]) -> str | None:
 
 def split_count(tiles: str, m: str) -> str:
     """The host expression of how many chunks a split kernel's loop of `m`
-    iterations runs in, for `tiles` block tiles: two blocks per SM, each
-    chunk at least 8 x TK iterations."""
-    return f"max(1, min(-(-({m}) // {8 * TK}), -(-(2 * b.sm_count) // {tiles})))"
+    iterations runs in, for `tiles` block tiles: SPLIT_BLOCKS_PER_SM blocks per SM, each
+    chunk at least 4 x SPLIT_TK iterations."""
+    return (f"max(1, min(-(-({m}) // {4 * SPLIT_TK}), "
+            f"-(-({SPLIT_BLOCKS_PER_SM} * b.sm_count) // {tiles})))")
 
 
 def _may_fail(e: ir.Exp) -> bool:
@@ -240,7 +246,7 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
                     for tmp in (sc.temp("partial", pa.type.name, size) for pa, _ in loop.merge)]
     name = sc.fresh("segmap_split" if split else "segmap_tiled")
     source = render_skeleton(
-        "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg, tk=TK,
+        "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg, tk=SPLIT_TK if split else TK,
         rows=rows, cols=cols, n=dims[0], p=dims[1], m=m,
         split=split, splits="split_count", split_op=t.split_op, partials=partials,
         row_reads=tiles[0], col_reads=tiles[1],
