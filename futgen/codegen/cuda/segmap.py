@@ -45,8 +45,8 @@ from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product
 from futgen.codegen.cuda.tiling import (
     BLOCK_SIDE,
     LARGE_TILES_FROM,
-    SPLIT_BELOW_TILES,
     MIN_SIDE,
+    SPLIT_BELOW_TILES,
     Tileable,
     compile_tiled,
     tileable,
