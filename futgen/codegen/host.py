@@ -330,6 +330,8 @@ class HostCompiler:
 
 def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
     """The host side of a kernel plan: allocate, launch in order, bind results."""
+    for name, expr in plan.lets:
+        em.line(f"{name} = {expr}")
     for t in (*plan.temps, *plan.outputs):
         make = "zeros" if t.zeroed else "empty"
         em.line(f"{t.name} = b.{make}({tuple_text([f'int({d})' for d in t.shape])}, "

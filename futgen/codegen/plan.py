@@ -117,7 +117,8 @@ class Threshold:
 class KernelPlan:
     """Everything the host does for one SegOp statement, in order.
 
-    Allocate `temps` and `outputs`, run `launches` in order; then the
+    Bind `lets` (host variables the other parts' expressions read), allocate
+    `temps` and `outputs`, run `launches` in order; then the
     statement's pattern names are bound to `results`: for each, either an
     output array (`("array", temp_name)`) or a scalar read back from element
     0 of a temp (`("scalar", temp_name)`).
@@ -130,3 +131,4 @@ class KernelPlan:
     results: tuple[tuple[str, str], ...]
     errors: tuple[ErrorSite, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
+    lets: tuple[tuple[str, str], ...] = ()  # (host variable, Python expression), in order

@@ -45,6 +45,47 @@ __device__ void futgen_transpose(T (*tile)[33], T *out, const T *in, int64_t bat
   }
 }
 
+// out[b][c][r] = in[b][r][c] where one side is under 32 (a 32 x 32 tile
+// would leave most threads idle, and a gather reads one element per 32-byte
+// sector): a block takes a run of whole rows of the narrow side, 1024
+// elements of the input that lie together (cols < 32: `chunk` rows of the
+// input; rows < 32: `chunk` columns of it, `rows` runs of them), through
+// shared memory with an odd stride, so that both the reads and the writes
+// of each warp are consecutive.
+template <typename T>
+__device__ void futgen_transpose_narrow(T *buf, T *out, const T *in, int64_t batches,
+                                        int64_t rows, int64_t cols) {
+  const bool narrow_cols = cols < rows;
+  // Within a run, 32-bit indices: divisions by a run's sizes stay cheap.
+  const int side = (int)(narrow_cols ? cols : rows), chunk = 1024 / side, stride = side | 1;
+  const int64_t wide = narrow_cols ? rows : cols;
+  const int64_t per_batch = (wide + chunk - 1) / chunk;
+  for (int64_t t = blockIdx.x; t < batches * per_batch; t += gridDim.x) {
+    const int64_t b = t / per_batch, w0 = t % per_batch * chunk;
+    const int w = (int)min((int64_t)chunk, wide - w0);
+    const T *src = in + b * rows * cols;
+    T *dst = out + b * rows * cols;
+    for (int e = threadIdx.x; e < w * side; e += blockDim.x) {
+      if (narrow_cols) {  // rows w0.. of the input are one run
+        buf[e / side * stride + e % side] = src[w0 * cols + e];
+      } else {  // each of the `rows` rows gives a run of w columns
+        const int r = e / w, c = e % w;
+        buf[c * stride + r] = src[r * cols + w0 + c];
+      }
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < w * side; e += blockDim.x) {
+      if (narrow_cols) {  // output row c gets a run of w values
+        const int c = e / w, r = e % w;
+        dst[c * rows + w0 + r] = buf[r * stride + c];
+      } else {  // output rows w0.. are one run
+        dst[w0 * rows + e] = buf[e / side * stride + e % side];
+      }
+    }
+    __syncthreads();
+  }
+}
+
 #define DIMS_PARAMS                                                            \
   int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t d4, int64_t d5,      \
       int64_t d6, int64_t d7, int64_t s0, int64_t s1, int64_t s2, int64_t s3,  \
@@ -80,6 +121,13 @@ __device__ void futgen_transpose(T (*tile)[33], T *out, const T *in, int64_t bat
       int64_t batches, int64_t rows, int64_t cols) {                           \
     __shared__ T tile[32][33];                                                 \
     futgen_transpose(tile, out, in, batches, rows, cols);                      \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(256)                            \
+      futgen_transpose_narrow_##BYTES(int32_t *failure, int64_t *failure_args, \
+                                      T *out, const T *in, int64_t batches,    \
+                                      int64_t rows, int64_t cols) {            \
+    __shared__ T buf[1024 + 1024 / 2];                                         \
+    futgen_transpose_narrow(buf, out, in, batches, rows, cols);                \
   }
 
 BY_SIZE(u8, 1, uint8_t)

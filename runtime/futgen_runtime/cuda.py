@@ -456,16 +456,20 @@ class CudaBackend:
             # Only dimensions of size 1 move: the elements keep their order.
             return self.copy(x).reshape(shape) if x.size else self.empty(shape, x.dtype)
         lead = len(perm) - 2
-        if (lead >= 0 and perm == [*range(lead), lead + 1, lead]
-                and min(x.shape[-2:]) >= 32):
-            # The last two dimensions swapped: by tiles, coalesced both ways
-            # (narrower matrices would leave most of a tile's threads idle).
+        if lead >= 0 and perm == [*range(lead), lead + 1, lead] and x.size:
+            # The last two dimensions swapped: by tiles, coalesced both ways;
+            # with a side under 32, by runs of whole rows of the narrow side
+            # (a tile would leave most of its threads idle).
             out = self.empty(shape, x.dtype)
             rows, cols = x.shape[-2:]
-            tiles = out.size // (rows * cols) * -(-rows // 32) * -(-cols // 32)
-            self.launch(f"futgen_transpose_{x.dtype.itemsize}", tiles * 256, 256,
-                        [out, x, np.int64(out.size // (rows * cols)), np.int64(rows),
-                         np.int64(cols)])
+            batches = out.size // (rows * cols)
+            side = min(rows, cols)
+            if side >= 32:
+                kernel, blocks = "transpose", batches * -(-rows // 32) * -(-cols // 32)
+            else:
+                kernel, blocks = "transpose_narrow", batches * -(-max(rows, cols) // (1024 // side))
+            self.launch(f"futgen_{kernel}_{x.dtype.itemsize}", blocks * 256, 256,
+                        [out, x, np.int64(batches), np.int64(rows), np.int64(cols)])
             return out
         src = c_strides(x.shape)
         region = Region(0, shape, tuple(src[p] for p in perm))

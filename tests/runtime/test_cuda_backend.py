@@ -249,10 +249,12 @@ def test_out_of_memory(b) -> None:
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 33), (31, 1), (33, 65), (3, 64, 32), (2, 5, 1000),
                                    (4096, 4096), (100000, 1), (1, 1, 7), (3, 1, 5), (100000, 3),
-                                   (2, 31, 4000), (0, 5)], ids=str)
+                                   (2, 31, 4000), (0, 5), (100001, 8), (7, 5000), (2, 3, 2),
+                                   (3, 1000, 31), (4, 31, 33), (2, 2, 100)], ids=str)
 def test_transpose_by_tiles(b, shape: tuple[int, ...]) -> None:
     """The last two dimensions swapped, at tile edges and beyond them; a
-    matrix with a side under 32 by a gather, one with a side of 1 by a copy."""
+    matrix with a side under 32 by runs of its narrow side's rows (either
+    side narrow, runs cut short at the end), one with a side of 1 by a copy."""
     host = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) % 1000003
     perm = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
     for dtype in ("int8", "int16", "float32", "float64"):

@@ -52,6 +52,7 @@ class SegCompile:
     launches: list[Launch] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
+    lets: list[tuple[str, str]] = field(default_factory=list)
 
     def lowering(self) -> KernelLowering:
         """A lowering for one of this SegOp's kernels.  Every strategy runs
@@ -81,6 +82,13 @@ class SegCompile:
         t = Temp(self.fresh(base), prim, (str(size),), zeroed)
         self.temps.append(t)
         return t
+
+    def let(self, base: str, expr: str) -> str:
+        """A new host variable bound to the Python expression `expr` before
+        the plan allocates or launches anything; its name."""
+        name = self.fresh(base)
+        self.lets.append((name, expr))
+        return name
 
     def threshold(self, base: str, default: int, doc: str,
                   under: tuple[tuple[str, bool], ...] = ()) -> str:
@@ -112,7 +120,7 @@ class SegCompile:
     def plan(self, results: Sequence[tuple[str, str]]) -> KernelPlan:
         return KernelPlan("\n\n".join(self.sources) + "\n", tuple(self.temps),
                           tuple(self.outputs), tuple(self.launches), tuple(results),
-                          tuple(self.errors.sites), tuple(self.thresholds))
+                          tuple(self.errors.sites), tuple(self.thresholds), tuple(self.lets))
 
 
 def pointer(low: KernelLowering, t: Temp) -> str:

@@ -50,7 +50,7 @@ TK = 8  # loop iterations per shared-memory chunk
 # The split kernel's chunks: few tiles, so a block's long run of the loop is
 # what must go fast; longer chunks give more work between barriers and load
 # 128 bytes of a row at a time where the loop index is contiguous.
-SPLIT_TK = 32
+SPLIT_TK = 16
 SPLIT_BLOCKS_PER_SM = 4
 MIN_SIDE = 64  # default of the threshold: both dimensions at least this
 # Default of the threshold on n * p from which 8 x 8 register tiles (blocks of
@@ -196,6 +196,12 @@ def _load(sc: SegCompile, low: KernelLowering, rd: Read,
     return "\n".join(render.stms(low.region(params, body, [target], sc.fresh("load_failed")), 5))
 
 
+def combine_groups(splits: str) -> str:
+    """The host expression of how many threads add up each point's `splits`
+    partial sums in the combining kernel: enough that each adds about 8."""
+    return f"(8 if {splits} >= 64 else 4 if {splits} >= 32 else 2 if {splits} >= 16 else 1)"
+
+
 def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
                   when: str, reg: int, split: bool = False) -> None:
     """Adds the tiled kernel with `reg` x `reg` register tiles (a multiple of
@@ -238,17 +244,21 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     tiles_host = f"(-(-({n}) // {rows}) * -(-({p}) // {cols}))"
     partials: list[str] = []
     if split:
-        splits = split_count(tiles_host, sc.host_dim(loop.form.bound))
-        low.add_param("split_count", "int64_t", False, f"({splits})")
+        splits = sc.let("split_count", split_count(tiles_host, sc.host_dim(loop.form.bound)))
+        groups = sc.let("combine_groups", combine_groups(splits))
+        low.add_param("split_count", "int64_t", False, splits)
+        low.add_param("combine_groups", "int32_t", False, groups)
         # Allocated whatever runs, so sized only where the split kernel does.
-        size = f"(({splits}) * {n} * {p} if {when} else 0)"
+        size = f"({splits} * {n} * {p} if {when} else 0)"
         partials = [low.add_param(tmp.name, CTYPES[tmp.prim], True, tmp.name)
                     for tmp in (sc.temp("partial", pa.type.name, size) for pa, _ in loop.merge)]
     name = sc.fresh("segmap_split" if split else "segmap_tiled")
     source = render_skeleton(
-        "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg, tk=SPLIT_TK if split else TK,
+        "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg,
+        tk=SPLIT_TK if split else TK,
         rows=rows, cols=cols, n=dims[0], p=dims[1], m=m,
         split=split, splits="split_count", split_op=t.split_op, partials=partials,
+        groups="combine_groups",
         row_reads=tiles[0], col_reads=tiles[1],
         accs=[{"ctype": CTYPES[p.type.name], "init": render.expr(low.subexp(v))}
               for p, v in loop.merge],
@@ -257,5 +267,6 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     if not split:
         sc.add_kernel(name, source, low, f"{tiles_host} * {BLOCK}", when=when)
         return
-    sc.add_kernel(name, source, low, f"{tiles_host} * ({splits}) * {BLOCK}", when=when)
-    sc.add_kernel(f"{name}_combine", "", low, f"{n} * {p}", when=when)
+    sc.add_kernel(name, source, low, f"{tiles_host} * {splits} * {BLOCK}", when=when)
+    sc.add_kernel(f"{name}_combine", "", low, f"-(-({n} * {p}) // ({BLOCK} // {groups})) * {BLOCK}",
+                  when=when)
