@@ -72,9 +72,13 @@ def main() -> None:
             sync()
             if args.once:
                 continue
-            wall = gpu_time(lambda i=inst: i.matmul(a, b), sync) * 1e6
-            times = kernel_times(lambda i=inst: i.matmul(a, b), sync)
-            kernels = ", ".join(f"{k} {v:.1f}" for k, v in sorted(times.items(), key=lambda kv: -kv[1]))
+            def call(i=inst, a=a, b=b):
+                return i.matmul(a, b)
+
+            wall = gpu_time(call, sync) * 1e6
+            times = kernel_times(call, sync)
+            kernels = ", ".join(f"{k} {v:.1f}"
+                                for k, v in sorted(times.items(), key=lambda kv: -kv[1]))
             print(f"n={n:2d} {name:13s} call {wall:8.1f} µs  kernels {sum(times.values()):8.1f} µs:"
                   f" {kernels}", flush=True)
 
