@@ -273,7 +273,9 @@ def coerce(it: Internaliser, e: S.Coerce, env: dict[str, V]) -> V:
     v = it.expr(e.expr, env)
     t = it.subst(e.ty)
     out = []
-    for x, want in zip(_flatten(v), it.leaf_types(t, env, e.loc)):
+    # Sizes written as expressions (`[n + 1]`, `[intsqrt n * intsqrt n]`) are
+    # computed here and checked like any other.
+    for x, want in zip(_flatten(v), it.leaf_types(t, env, e.loc, exprs=True)):
         have = it.type_of(x)
         if not isinstance(have, ir.ArrayT) or not isinstance(want, ir.ArrayT):
             out.append(x)

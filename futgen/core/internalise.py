@@ -208,13 +208,14 @@ class Internaliser:
         return T.components(self.subst(t))
 
     def leaf_types(self, t: T.Type, env: dict[str, V], loc: Loc | None,
-                   constants: bool = True) -> list[ir.Type]:
+                   constants: bool = True, exprs: bool = False) -> list[ir.Type]:
         """The core types of the values representing a source value of type `t`
-        (sizes naming top-level constants evaluated here unless not `constants`)."""
+        (sizes naming top-level constants evaluated here unless not `constants`,
+        size expressions and products if `exprs`)."""
         t = self.subst(t)
         comps = self.components(t)
         if comps is not None:
-            return [x for c in comps for x in self.leaf_types(c, env, loc, constants)]
+            return [x for c in comps for x in self.leaf_types(c, env, loc, constants, exprs)]
         if T.is_unit(t):  # one bool leaf, so that an array of units keeps its shape
             return [ir.Prim(UNIT_PRIM)]
         match t:
@@ -222,7 +223,7 @@ class Internaliser:
                 return [ir.Prim(n)]
             case T.Array(e, shape, _) if isinstance(e, T.Scalar) or T.is_unit(e):
                 return [ir.ArrayT(e.name if isinstance(e, T.Scalar) else UNIT_PRIM,
-                                  tuple(self.dim(d, env, constants) for d in shape))]
+                                  tuple(self.dim(d, env, constants, exprs) for d in shape))]
         raise _unsupported(f"a value of type {t}", loc)
 
     def dim(self, d: T.Dim, env: dict[str, V], constants: bool = True,
@@ -246,10 +247,17 @@ class Internaliser:
                 if a is not None and b is not None:
                     return self.bind1(ir.BinOp("*", "i64", a, b), ir.Prim("i64"), "size")
             case T.SizeExpr() if exprs:
+                # Its names may be integers of any type (`i64.i32 n`).
                 if all(self.dim(T.SizeVar(n), env, constants) is not None
-                       for n in T.size_names(d)):
+                       or self._integer(env.get(n)) for n in T.size_names(d)):
                     return self.expr(d.expr, env)
         return None
+
+    def _integer(self, v: V | None) -> bool:
+        """Whether `v` is a scalar of an integer type."""
+        if isinstance(v, ir.Constant):
+            return v.prim in T.INTS
+        return isinstance(v, ir.Var) and self.types.get(v.name) in map(ir.Prim, T.INTS)
 
     def size_constant(self, name: str) -> S.ValDecl | None:
         """The top-level i64 constant a size names (`[three]i64`), if any."""

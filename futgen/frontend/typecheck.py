@@ -69,6 +69,7 @@ from futgen.frontend.types import (
     array_of,
     is_tuple_record,
     row_type,
+    size_names,
 )
 from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
@@ -731,11 +732,17 @@ class Checker:
     def size_of_expr(self, e: S.Expr) -> Dim | None:
         """The size an expression denotes, when the type system can name it:
         an integer literal, a variable in scope, a product of those, or an
-        integer expression of them (`B + 1`)."""
+        integer expression of them (`B + 1`), applications of top-level or
+        built-in functions included (`intsqrt n`, `i64.i32 n`)."""
         if isinstance(e, S.Literal) and e.kind == "int":
             return SizeConst(int(e.value))
         if isinstance(e, S.Var) and not e.qual and self.lookup_var(e.name) is not None:
             return SizeVar(e.name)
+        if isinstance(e, S.Apply) and self._global_function(e.fn):
+            args = [self.size_of_arg(a) for a in e.args]
+            if all(a is not None for a in args):
+                text = " ".join([e.fn.full_name, *args])  # type: ignore[union-attr]
+                return SizeExpr(text, e)
         if isinstance(e, S.BinOp) and e.op in ("*", "+", "-"):
             left, right = self.size_of_expr(e.lhs), self.size_of_expr(e.rhs)
             if left is None or right is None:
@@ -744,6 +751,26 @@ class Checker:
                 return SizeProd((left, right))
             return SizeExpr(f"{_size_text(left)} {e.op} {_size_text(right, e.op == '-')}", e)
         return None
+
+    def size_of_arg(self, e: S.Expr) -> str | None:
+        """An argument of a function applied in a size expression, as the
+        size's text (a composite one in parentheses), or None if it is not
+        a size expression."""
+        d = self.size_of_expr(e)
+        if d is None:
+            return None
+        return str(d) if isinstance(e, S.Literal | S.Var) else f"({d})"
+
+    def _global_function(self, fn: S.Expr) -> bool:
+        """Whether `fn` names a function every scope sees the same: a
+        top-level definition or a built-in (later stages evaluate a size
+        expression in the scope of its use)."""
+        if not isinstance(fn, S.Var):
+            return False
+        if fn.qual:
+            return True  # i64.i32, f32.sqrt: the prelude's modules
+        v = self.lookup_var(fn.name)
+        return v is not None and v.is_global
 
     def _result_aliases(self, res: Type, arg_aliases: list[Alias]) -> Alias:
         res = self.zonk(res)
@@ -1211,7 +1238,10 @@ class Checker:
             pt = self.param_type(p)
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
-        ret = self.resolve(d.ret) if d.ret is not None else None
+        # A size the return type leaves out (`: []i32`) is the body's where
+        # the caller can name it (`[l]`, a parameter), else existential.
+        infer = d.ret is not None and bool(d.params) and not self._is_builtin(d.body)
+        ret = self.resolve(d.ret, "fresh" if infer else "any") if d.ret is not None else None
         bt, bal = self.check(d.body, ret, "Function body does not have expected type")
         if ret is not None and not self._is_builtin(d.body):
             why = function_subtype_error(self.zonk(bt), self.zonk(ret))
@@ -1220,6 +1250,8 @@ class Checker:
                     f"Function body does not have expected type {self.zonk(ret)}: {why}.",
                     d.body.loc,
                 )
+        if infer:
+            ret = self._visible_sizes(self.zonk(ret))
         closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
         if local:
             self.cons.consumed = consumed_before
@@ -1233,6 +1265,26 @@ class Checker:
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
         return Scheme(tvars, svars, t), closure
+
+    def _visible_sizes(self, t: Type) -> Type:
+        """`t` (an inferred return type) with every size a caller cannot
+        name made anonymous: sizes not inferred, existentials, and sizes
+        naming what the body bound (out of scope here)."""
+        def nameable(d: Dim) -> bool:
+            match d:
+                case SizeConst():
+                    return True
+                case SizeVar(name):
+                    return (not name.startswith(("?", EXISTENTIAL_PREFIX))
+                            and self.lookup_var(name) is not None)
+                case SizeProd(factors):
+                    return all(nameable(f) for f in factors)
+                case SizeExpr():
+                    return all(nameable(SizeVar(n)) for n in size_names(d))
+            return False
+
+        return _map_dims(t, lambda d: d if isinstance(d, AnySize) or nameable(d)
+                         else self.u.anonymous_size())
 
     def _check_size_params_used(
         self, d: S.ValDecl, ptypes: list[Type], rt: Type, entry: bool

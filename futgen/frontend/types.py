@@ -98,7 +98,8 @@ def _operand(d: Dim, right: bool) -> str:
 @dataclass(frozen=True, slots=True)
 class SizeExpr:
     """A size written as an integer expression over sizes in scope,
-    `replicate ((B + 1) * (B + 1)) 0 |> unflatten : [B + 1][B + 1]i32`.
+    `replicate ((B + 1) * (B + 1)) 0 |> unflatten : [B + 1][B + 1]i32`, or
+    `[intsqrt n * intsqrt n]` (applications of top-level or built-in functions).
 
     Two are the same size when they are written the same (`text`), as in
     Futhark.  The checker keeps them in the types of expressions, where later
@@ -119,11 +120,14 @@ Dim = SizeVar | SizeConst | AnySize | SizeProd | SizeExpr
 
 def size_names(d: SizeExpr) -> set[str]:
     """The variables a size expression reads: its nodes are binary operators
-    (`lhs`, `rhs`), names and literals (no import of the syntax module here,
-    which depends on this one)."""
+    (`lhs`, `rhs`), applications of top-level or built-in functions (`fn`,
+    `args`: only the arguments count), names and literals (no import of the
+    syntax module here, which depends on this one)."""
     def walk(e) -> set[str]:
         if hasattr(e, "lhs"):
             return walk(e.lhs) | walk(e.rhs)
+        if hasattr(e, "args"):
+            return set().union(*(walk(a) for a in e.args))
         return {e.name} if hasattr(e, "name") else set()
     return walk(d.expr)
 

@@ -30,3 +30,50 @@ entry blocks [n] (xs: [n]i32) (m: i64) : (i64, i64, i64) =
 entry shrink (b: i64) : [][]i64 =
   let m = unflatten (iota ((b - 1) * (b - 1)) |> map (+ 1))
   in m[:b - 1, :b - 1]
+
+-- Sizes written with calls of top-level or built-in functions: a coercion
+-- to `[isqrt n * isqrt n]` is checked (compiled code too), and `unflatten`
+-- learns both sides from it; a point-free definition takes its sizes from
+-- `i64.i32` of i32 parameters.
+-- ==
+-- entry: square_of
+-- input { [1i64, 2i64, 3i64, 4i64] } output { [[1i64, 2i64], [3i64, 4i64]] }
+-- input { [1i64, 2i64, 3i64] }
+-- error: Value of \(desugared\) shape \[3\] cannot match shape of type "\[1\]i64"
+
+def isqrt (x: i64) : i64 = i64.f32 (f32.sqrt (f32.i64 x))
+
+entry square_of [n] (xs: [n]i64) : [][]i64 =
+  unflatten (xs :> [isqrt n * isqrt n]i64)
+
+def rows_of 't (r: i32) (c: i32) : [i64.i32 r * i64.i32 c]t -> [][]t = unflatten
+
+-- ==
+-- entry: point_free_rows
+-- input { 2 3 [1, 2, 3, 4, 5, 6] } output { 2i64 [4, 5, 6] }
+
+entry point_free_rows (r: i32) (c: i32) (xs: []i32) : (i64, []i32) =
+  let m = rows_of r c (xs :> [i64.i32 r * i64.i32 c]i32)
+  in (length m, m[1])
+
+-- A coercion to a size expression checks it where it is, in compiled code
+-- as in the interpreter.
+-- ==
+-- entry: plus_one
+-- input { [1, 2, 3] 2i64 } output { 3i64 }
+-- input { [1, 2, 3] 5i64 }
+-- error: Value of \(desugared\) shape \[3\] cannot match shape of type "\[6\]i32"
+
+entry plus_one (xs: []i32) (n: i64) : i64 = length (xs :> [n + 1]i32)
+
+-- A return type that leaves a size out (`[]`) has the body's where the
+-- caller can name it: `take l` gives `[l]`, so `unflatten` learns both
+-- sides from `take_all (r * c)`.
+-- ==
+-- entry: inferred_return
+-- input { 2i64 3i64 } output { [[1i32, 2i32, 3i32], [4i32, 5i32, 6i32]] }
+
+def take_all (l: i64) (xs: []i32) : []i32 = take l xs
+
+entry inferred_return (r: i64) (c: i64) : [][]i32 =
+  unflatten (take_all (r * c) (map i32.i64 (iota 6) |> map (+ 1)))
