@@ -473,7 +473,7 @@ class Parser:
             self.expect("->", "'->'")
             return S.TEArrow(pname, param, self.type_exp(), self.loc(tok))
         if tok.kind == "?":
-            self.unsupported("existential size", tok)
+            return self.exist_type()
         t = self.type_term()
         if self.accept("->"):
             return S.TEArrow(None, t, self.type_exp(), self.loc(tok))
@@ -525,10 +525,23 @@ class Parser:
             self.expect("}", "',' or '}'")
             return S.TERecord(fields, loc)
         if k == "?":
-            self.unsupported("existential size", tok)
+            return self.exist_type()
         if k == "constructor":
             self.unsupported("sum type", tok)
         self.error("type")
+
+    def exist_type(self) -> S.TEExist:
+        """`?[n][m].t`: existential sizes, then the type they are sizes of."""
+        tok = self.advance()
+        names: list[str] = []
+        while self.kind() in ("[", "idx["):
+            self.advance()
+            names.append(self.expect("id", "a size name").text)
+            self.expect("]", "']'")
+        if not names:
+            self.error("'[' and a size name")
+        self.expect(".", "'.'")
+        return S.TEExist(names, self.type_exp(), self.loc(tok))
 
     def size_exp(self) -> S.DimExp:
         """`[d]` in a type: empty, a name, a constant or an expression."""

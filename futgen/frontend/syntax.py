@@ -127,7 +127,17 @@ class TEUnique:
     loc: Loc
 
 
-TypeExp = TEName | TEArray | TETuple | TERecord | TEArrow | TEUnique
+@dataclass
+class TEExist:
+    """`?[n][m].t`: `t` with sizes `n`, `m` that only a value of it knows
+    (existential: each is an anonymous size of its own)."""
+
+    names: list[str]
+    body: TypeExp
+    loc: Loc
+
+
+TypeExp = TEName | TEArray | TETuple | TERecord | TEArrow | TEUnique | TEExist
 
 
 @dataclass

@@ -246,6 +246,15 @@ class Checker:
             case S.TEUnique(inner, loc):
                 t = self.resolve(inner, anon)
                 return make_unique(t)
+            case S.TEExist(names, body, _):
+                # Each name is a size of its own that no caller can name.
+                self.push()
+                for n in names:
+                    self.scopes[-1].types[f"[{n}]"] = self.u.anonymous_size()
+                try:
+                    return self.resolve(body, anon)
+                finally:
+                    self.pop()
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
@@ -1731,6 +1740,12 @@ def _type_exp_size_names(te: Any, out: WrittenSizes, in_fun: bool) -> None:
             _type_exp_size_names(ret, out, True)
         case S.TEUnique(inner, _):
             _type_exp_size_names(inner, out, in_fun)
+        case S.TEExist(names, body, _):
+            inner = WrittenSizes()
+            _type_exp_size_names(body, inner, in_fun)
+            out.values |= inner.values - set(names)
+            out.in_functions |= inner.in_functions - set(names)
+            out.in_exprs |= inner.in_exprs - set(names)
         case S.TEName(_, args, _):
             # Through an abbreviation's arguments: counted as value sizes
             # (never rejecting what the abbreviation might use).

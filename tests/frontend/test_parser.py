@@ -607,7 +607,6 @@ def test_error_message_quotes_the_line() -> None:
         ("def f x = match x case 1 -> 2", "match", "t.fut:1:11"),
         ("def f = #foo", "sum type", "t.fut:1:9"),
         ("type t = #a | #b", "sum type", "t.fut:1:10"),
-        ("def f (n: i64) : ?[m].[m]i32 = iota n", "existential size", "t.fut:1:18"),
         ("def f = ???", "typed hole", "t.fut:1:9"),
         ("def f = f32.(x + y)", "local open", "t.fut:1:13"),
     ],
@@ -617,6 +616,18 @@ def test_unsupported_features(text: str, feature: str, where: str) -> None:
         parse_program(text, "t.fut")
     assert info.value.feature == feature
     assert str(info.value.loc) == where
+
+
+def test_existential_sizes() -> None:
+    """`?[n][m].t` binds sizes of `t` no caller names; errors say what is missing."""
+    prog = parse_program("def f (n: i64) : ?[m][k].([m]i32, [k]i32) = (iota n, iota n)", "t.fut")
+    ret = prog.decls[0].ret
+    assert isinstance(ret, S.TEExist) and ret.names == ["m", "k"]
+    assert isinstance(ret.body, S.TETuple)
+    for text, where in (("def f : ?.i32 = 1", "t.fut:1:10"), ("def f : ?[m] i32 = 1", "t.fut:1:14")):
+        with pytest.raises(CompileError) as info:
+            parse_program(text, "t.fut")
+        assert str(info.value).startswith(f"Error at {where}: unexpected token")
 
 
 @pytest.mark.parametrize(
