@@ -472,6 +472,126 @@ def _fold(right: bool) -> Rule:
     return _fn(3, body)
 
 
+def _flatmap(values: bool) -> Rule:
+    """`flatmap f xs` (`flatmap'`: without the other results): a loop over
+    the elements appending each call's array (the lengths differ) and value,
+    then the segment descriptors from the lengths: the offsets by an
+    exclusive scan, the flags by a scatter of `true` at the offsets of the
+    nonempty segments.  The loop runs element by element (irregular nested
+    parallelism is not flattened yet)."""
+    def body(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
+        (f, _), (xs, xt) = args
+        assert isinstance(ret, T.Tuple)
+        # The accumulated lengths, arrays and (for flatmap) values.
+        acc_ts = [ret.elems[0], ret.elems[3], *ret.elems[4:]]
+        n = it.width(_flatten(xs)[0])
+        init = tuple(_empty(it, t, loc) for t in acc_ts)
+        i = it.fresh("i")
+
+        def step(cur: V) -> list[ir.SubExp]:
+            r = it.apply(f, [(_index(it, xs, _elem(xt), ir.Var(i), loc), _elem(xt))], loc)
+            d, *v = r if values else (r,)
+            sizes, data, *vals = cur
+            first = it.bind1(ir.CmpOp("==", "i64", ir.Var(i), _k(0)), BOOL, "first")
+            return [*_append(it, sizes, _single(it, it.width(_flatten(d)[0]))),
+                    *_append(it, data, d, first),
+                    *(x for acc, y in zip(vals, v, strict=True)
+                      for x in _append(it, acc, _singles(it, y), first))]
+
+        sizes, data, *vals = _loop(it, init, T.Tuple(tuple(acc_ts)), ir.ForLoop(i, "i64", n),
+                                   [], step, [])
+        # The loop appended one length (and value) per element: n of them.
+        sizes = coerce_array(it, sizes, [n], loc)
+        vals = [_with_outer(it, v, n, loc) for v in vals]
+        [incl] = it.bind(ir.Screma(n, (sizes.name,), (ir.Scan(binop_lambda(it, "+", "i64"),
+                                                                 (_k(0),)),),
+                                   (), identity_lambda(it, [I64])), [ir.ArrayT("i64", (n,))],
+                         "ends")
+        offsets = _map2(it, "-", incl, sizes, n)
+        total = _last_or_zero(it, incl, n, loc)
+        starts = _nonempty_starts(it, offsets, sizes, n)
+        falses = it.bind1(ir.Replicate((total,), ir.Constant(False, "bool")),
+                          ir.ArrayT("bool", (total,)), "flags")
+        trues = it.bind1(ir.Replicate((n,), ir.Constant(True, "bool")),
+                         ir.ArrayT("bool", (n,)), "true")
+        [flags] = scatter_soac(it, falses, [starts], trues)
+        return (sizes, flags, offsets, _with_outer(it, data, total, loc), *vals)
+
+    return _fn(2, body)
+
+
+def _empty(it: Internaliser, t: T.Type, loc: Loc) -> V:
+    """An empty array of source type `t`: each leaf `[0]`, with the row sizes
+    known at the call."""
+    leaves = []
+    for lt in it.leaf_types(T.array_of(T.row_type(t), (T.SizeConst(0),)), it.call_env, loc,
+                            exprs=True):
+        assert isinstance(lt, ir.ArrayT)
+        zero = ir.Constant(False if lt.elem == "bool" else 0, lt.elem)
+        # Of no known length: a loop appends to it (row sizes not known at
+        # the call are 0 here; the first append replaces it).
+        shape = tuple(_k(0) if d is None else d for d in lt.shape)
+        leaves.append(it.bind1(ir.Replicate(shape, zero),
+                               ir.ArrayT(lt.elem, (None, *lt.shape[1:])), "empty"))
+    return it.unflatten(t, iter(leaves))
+
+
+def _with_outer(it: Internaliser, v: V, n: ir.SubExp, loc: Loc) -> V:
+    """`v`'s arrays with outer size `n` (checked)."""
+    if isinstance(v, tuple | list):
+        return tuple(_with_outer(it, x, n, loc) for x in v)
+    return coerce_array(it, v, [n, *([None] * (len(it.type_of(v).shape) - 1))], loc)
+
+
+def _single(it: Internaliser, x: ir.SubExp) -> ir.SubExp:
+    """`[x]`."""
+    return it.bind1(ir.Replicate((_k(1),), x), ir.array_of(it.type_of(x), (_k(1),)), "one")
+
+
+def _singles(it: Internaliser, v: V) -> V:
+    """`[v]` for each leaf of `v` (a tuple of them stays a tuple)."""
+    if isinstance(v, tuple | list):
+        return tuple(_singles(it, x) for x in v)
+    return _single(it, v)
+
+
+def _append(it: Internaliser, xs: V, ys: V, first: ir.SubExp | None = None) -> list[ir.SubExp]:
+    """The leaves of `xs ++ ys`; where `first` holds, those of `ys` alone
+    (`xs` is then the empty start, whose rows may not have `ys`' sizes)."""
+    out = []
+    for a, b in zip(_flatten(xs), _flatten(ys), strict=True):
+        t = ir.ArrayT(it.type_of(a).elem, (None,) * len(it.type_of(a).shape))  # type: ignore
+        cat = ir.Stm((ir.Param(it.fresh("cat"), t),), ir.Concat((a.name, b.name)))
+        if first is None:
+            out.append(it.bind1(cat.exp, t, "cat"))
+            continue
+        out.append(it.bind1(ir.If(first, ir.Body((), (b,)),
+                                  ir.Body((cat,), (ir.Var(cat.pat[0].name),)), (t,)),
+                            t, "appended"))
+    return out
+
+
+def _map2(it: Internaliser, op: str, xs: ir.SubExp, ys: ir.SubExp, n: ir.SubExp) -> ir.SubExp:
+    """`map2 (op) xs ys` on i64."""
+    lam = binop_lambda(it, op, "i64")
+    [out] = it.bind(ir.Screma(n, _names([xs, ys]), (), (), lam), [ir.ArrayT("i64", (n,))], "map")
+    return out
+
+
+def _nonempty_starts(it: Internaliser, offsets: ir.SubExp, sizes: ir.SubExp,
+                     n: ir.SubExp) -> ir.SubExp:
+    """Each segment's offset where it is nonempty, else -1 (a scatter skips it)."""
+    o, k = it.fresh("o"), it.fresh("k")
+    c, r = it.fresh("c"), it.fresh("r")
+    stms = (ir.Stm((ir.Param(c, BOOL),), ir.CmpOp(">", "i64", ir.Var(k), _k(0))),
+            ir.Stm((ir.Param(r, I64),), ir.If(ir.Var(c), ir.Body((), (ir.Var(o),)),
+                                             ir.Body((), (_k(-1),)), (I64,))))
+    lam = ir.Lambda((ir.Param(o, I64), ir.Param(k, I64)), ir.Body(stms, (ir.Var(r),)), (I64,))
+    [out] = it.bind(ir.Screma(n, _names([offsets, sizes]), (), (), lam),
+                    [ir.ArrayT("i64", (n,))], "starts")
+    return out
+
+
 def _iterate(it: Internaliser, args: list[Arg], ret: T.Type, loc: Loc) -> V:
     """`iterate n f x`: `n` applications of `f` (none when `n <= 0`)."""
     (n, _), (f, _), (x, xt) = args
@@ -578,6 +698,8 @@ DERIVED: dict[str, Rule] = {
     "spread": _fn(4, _spread),
     "reduce_by_index_2d": _fn(5, _reduce_by_index_nd),
     "reduce_by_index_3d": _fn(5, _reduce_by_index_nd),
+    "flatmap": _flatmap(values=True),
+    "flatmap'": _flatmap(values=False),
     "foldl": _fold(right=False),
     "foldr": _fold(right=True),
     "iterate": _fn(3, _iterate),

@@ -32,6 +32,9 @@ GENERIC: dict[str, str] = {
     "exscan": "[n] 'a (op: a -> a -> a) (ne: a) (as: [n]a) : *[n]a",
     "filter": "[n] 'a (p: a -> bool) (as: [n]a) : *[]a",
     "partition": "[n] 'a (p: a -> bool) (as: [n]a) : ([]a, []a)",
+    "flatmap": "[n] 'a 'b 'c (f: a -> ?[k].([k]b, c)) (as: [n]a)"
+    " : ?[m].([n]i64, [m]bool, [n]i64, [m]b, [n]c)",
+    "flatmap'": "[n] 'a 'b (f: a -> ?[k].[k]b) (as: [n]a) : ?[m].([n]i64, [m]bool, [n]i64, [m]b)",
     "all": "[n] 'a (f: a -> bool) (as: [n]a) : bool",
     "any": "[n] 'a (f: a -> bool) (as: [n]a) : bool",
     "scatter": "'t [k] [n] (dest: *[k]t) (is: [n]i64) (vs: [n]t) : *[k]t",

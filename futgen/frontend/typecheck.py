@@ -420,8 +420,6 @@ class Checker:
         header = SIGNATURES.get(name)
         if name in ("vjp", "jvp", "vjp2", "jvp2"):
             raise UnsupportedFeature("automatic differentiation (vjp/jvp)", loc)
-        if name in ("flatmap", "flatmap'"):
-            raise UnsupportedFeature(f"existential size (the result of {name})", loc)
         if header is None:
             raise self.err(f'Unknown name "{name}".', loc)
         from futgen.frontend.parser import parse_header

@@ -109,6 +109,36 @@ def _partition(c: Any, p: Any, xs: Any) -> Any:
             V.copy(V.apply_key(xs, (np.nonzero(~mask)[0],))))
 
 
+def _flatmap(c: Any, f: Any, xs: Any, values: bool) -> Any:
+    """`flatmap f xs` (`flatmap'` without `values`): `f` of each element,
+    whose arrays may differ in length, as Futhark's segmented layout: the
+    lengths, a flag starting each nonempty segment, the offsets, the arrays
+    concatenated (and the other results)."""
+    rt = c.ret_type()
+    assert isinstance(rt, T.Tuple)
+    results = [c.apply(f, x) for x in V.rows(xs)]
+    datas = [r[0] if values else r for r in results]
+    sizes = np.array([V.length(d) for d in datas], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) \
+        if len(sizes) else sizes.copy()
+    flags = np.zeros(int(sizes.sum()), bool)
+    flags[offsets[sizes > 0]] = True
+    data_t = rt.elems[3]
+    assert isinstance(data_t, T.Array)
+    data = V.concat(datas) if datas else V.empty(
+        T.array_of(T.row_type(data_t), (T.SizeConst(0),)), c.size_of)
+    out = (sizes, flags, offsets, data)
+    if values:
+        vals_t = rt.elems[4]
+        assert isinstance(vals_t, T.Array)
+        out += (V.stack([r[1] for r in results], T.row_type(vals_t), c.size_of),)
+    return out
+
+
+BUILTINS["flatmap"] = (2, lambda c, f, xs: _flatmap(c, f, xs, True), False)
+BUILTINS["flatmap'"] = (2, lambda c, f, xs: _flatmap(c, f, xs, False), False)
+
+
 @builtin("all", 2)
 def _all(c: Any, p: Any, xs: Any) -> Any:
     return np.bool_(np.all(c.interp.vec.predicate(p, xs)))

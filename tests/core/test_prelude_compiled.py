@@ -95,6 +95,11 @@ entry nested (mat: [][]i32) =
    map (\\r -> head r + last r) mat, map (\\r -> i32.get_bit 1 (i32.sum r)) mat,
    map (\\r -> length (sized 3 r)) mat)
 
+entry segments (xs: []i32) =
+  let (s, f, o, d, v) = flatmap (\\x -> (replicate (i64.i32 (x % 3)) x, x * 2)) xs
+  let (s', f', o', d') = flatmap' (\\x -> iota (i64.i32 (x % 4))) xs
+  in (s, f, o, d, v, s', f', o', d')
+
 entry misc (x: i32) (y: f32) (z: f64) (xs: []i32) =
   (assert (length xs > 0) xs, opaque x, trace x, not (x > 0), r32 x, t32 y, r64 x, t64 z)
 """
@@ -118,6 +123,7 @@ USES = {
     "split": "splits",
     **dict.fromkeys(["foldl", "foldr", "iterate", "iterate_while", "iterate_until", ">->",
                      "<-<", "flip", "curry", "uncurry", "const", "id"], "functional"),
+    **dict.fromkeys(["flatmap", "flatmap'"], "segments"),
     **dict.fromkeys(["assert", "opaque", "trace", "not", "r32", "t32", "r64", "t64"], "misc"),
 }
 
@@ -157,6 +163,7 @@ CASES = {
     "functional": [[np.int32(5), XS], [np.int32(2000), i32s()]],
     "nested": [[np.arange(12, dtype=np.int32).reshape(4, 3)],
                [np.arange(12, dtype=np.int32).reshape(3, 4)]],
+    "segments": [[XS], [i32s()], [i32s(3, 6)]],
     "misc": [[np.int32(3), np.float32(-2.5), np.float64(7.9), XS],
              [np.int32(-3), np.float32(1e10), np.float64(-0.5), i32s()]],
 }
