@@ -742,27 +742,31 @@ class Internaliser:
 
         return Fn(self.subst(e.ty), len(e.params), impl)
 
-    def _e_OpSection(self, e: S.OpSection, env: dict[str, V]) -> V:
+    def operator(self, op: str, ty: T.Type, env: dict[str, V], loc: Loc) -> Fn:
+        """Binary operator `op` at type `ty` as a function value: one bound in
+        scope (`((<=): t -> t -> bool)`) hides the built-in or top-level one."""
         from futgen.core.builtins import operator
 
-        return operator(self, e.op, self.subst(e.ty), e.loc)
+        local = env.get(op)
+        if isinstance(local, Fn):
+            return local.at(ty, env) if local.at else local
+        return operator(self, op, ty, loc)
+
+    def _e_OpSection(self, e: S.OpSection, env: dict[str, V]) -> V:
+        return self.operator(e.op, self.subst(e.ty), env, e.loc)
 
     def _e_LeftSection(self, e: S.LeftSection, env: dict[str, V]) -> V:
-        from futgen.core.builtins import operator
-
         x = self.expr(e.arg, env)
         t = self.subst(e.ty)
-        op = operator(self, e.op, T.Arrow(None, self.subst(e.arg.ty), t), e.loc)
+        op = self.operator(e.op, T.Arrow(None, self.subst(e.arg.ty), t), env, e.loc)
         return self.apply(op, [(x, self.subst(e.arg.ty))], e.loc)
 
     def _e_RightSection(self, e: S.RightSection, env: dict[str, V]) -> V:
-        from futgen.core.builtins import operator
-
         y = self.expr(e.arg, env)
         t = self.subst(e.ty)
         assert isinstance(t, T.Arrow)
         yt = self.subst(e.arg.ty)
-        op = operator(self, e.op, T.Arrow(None, t.param, T.Arrow(None, yt, t.ret)), e.loc)
+        op = self.operator(e.op, T.Arrow(None, t.param, T.Arrow(None, yt, t.ret)), env, e.loc)
         return Fn(t, 1, lambda args, _r: self.apply(op, [args[0], (y, yt)], e.loc))
 
     def _e_ProjectSection(self, e: S.ProjectSection, env: dict[str, V]) -> V:
@@ -799,11 +803,9 @@ class Internaliser:
             return self.apply(f, [(x, self.subst(xe.ty))], e.loc)
         if e.op in ("&&", "||"):
             return self.short_circuit(e, env)
-        from futgen.core.builtins import operator
-
-        op = operator(self, e.op, T.Arrow(None, self.subst(e.lhs.ty),
-                                          T.Arrow(None, self.subst(e.rhs.ty),
-                                                  self.subst(e.ty))), e.op_loc or e.loc)
+        op = self.operator(e.op, T.Arrow(None, self.subst(e.lhs.ty),
+                                         T.Arrow(None, self.subst(e.rhs.ty), self.subst(e.ty))),
+                           env, e.op_loc or e.loc)
         args = [(self.expr(e.lhs, env), self.subst(e.lhs.ty)),
                 (self.expr(e.rhs, env), self.subst(e.rhs.ty))]
         self.call_env = env

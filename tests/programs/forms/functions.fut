@@ -58,3 +58,19 @@ entry inlined_in_loop [m] (xs: [m]i64) : [m]i64 =
   let xss = unflatten (xs :> [n * n]i64)
   in loop acc = replicate m 0 for i < 2 do
        map (\j -> row_total (i + j) xss + acc[j]) (iota m)
+
+-- An operator parameter hides the built-in operator of the same name:
+-- applied infix, as a section and passed on.
+-- ==
+-- entry: operator_parameter
+-- input { [3, 1, 2] } output { 1 3 [-1, 1, 0] [5, 1, 3] }
+def smallest [n] 't ((<=): t -> t -> bool) (xs: [n]t) : t =
+  reduce (\x y -> if x <= y then x else y) xs[0] xs
+
+def largest [n] 't ((<=): t -> t -> bool) (xs: [n]t) : t = smallest (flip (<=)) xs
+
+def shifted ((+): i32 -> i32 -> i32) (xs: []i32) = (map (+ 1) xs, map (1 +) xs)
+
+entry operator_parameter (xs: []i32) : (i32, i32, []i32, []i32) =
+  let (a, b) = shifted (\x y -> x * 2 - y) xs
+  in (smallest (\x y -> x <= y) xs, largest (<=) xs, b, a)
