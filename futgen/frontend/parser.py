@@ -169,6 +169,11 @@ class Parser:
         tok = self.peek(k)
         return tok.kind == "op" and tok.text == text
 
+    def refutable(self, tok: Token) -> NoReturn:
+        """A literal where a pattern must match every value (parameters, `let`,
+        loops: the only patterns outside `match`, which the subset leaves out)."""
+        raise CompileError("Refutable pattern not allowed here.", self.loc(tok))
+
     def unsupported(self, feature: str, tok: Token | None = None) -> NoReturn:
         raise UnsupportedFeature(feature, self.loc(tok or self.peek()))
 
@@ -373,7 +378,7 @@ class Parser:
         if tok.kind == "constructor":
             self.unsupported("sum type", tok)
         if tok.kind == "op" and tok.text == "-":
-            self.unsupported("literal pattern", tok)
+            self.refutable(tok)
         pat = self.param_pat()
         if self.accept(":"):
             return S.PAscribe(pat, self.type_exp(), self.loc(tok))
@@ -398,7 +403,7 @@ class Parser:
             self.attribute()
             return self.param_pat()
         if k in ("nat", "intlit", "floatlit", "char", "true", "false"):
-            self.unsupported("literal pattern", tok)
+            self.refutable(tok)
         if k == "constructor":
             self.unsupported("sum type", tok)
         self.error("pattern")

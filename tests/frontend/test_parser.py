@@ -618,6 +618,18 @@ def test_unsupported_features(text: str, feature: str, where: str) -> None:
     assert str(info.value.loc) == where
 
 
+@pytest.mark.parametrize(("text", "where"), [
+    ("def f (x: i32) (1: i32) = x", "t.fut:1:17"),
+    ("def f (x: i32) =\n  let (a, -1) = (x, x) in a", "t.fut:2:11"),
+    ("def g = \\(true) -> 1", "t.fut:1:11"),
+])
+def test_literal_patterns_are_refutable(text: str, where: str) -> None:
+    """Patterns outside `match` must match every value: a literal is an error."""
+    with pytest.raises(CompileError) as info:
+        parse_program(text, "t.fut")
+    assert str(info.value).startswith(f"Error at {where}: Refutable pattern not allowed here.")
+
+
 def test_existential_sizes() -> None:
     """`?[n][m].t` binds sizes of `t` no caller names; errors say what is missing."""
     prog = parse_program("def f (n: i64) : ?[m][k].([m]i32, [k]i32) = (iota n, iota n)", "t.fut")
