@@ -246,15 +246,21 @@ class Checker:
             case S.TEUnique(inner, loc):
                 t = self.resolve(inner, anon)
                 return make_unique(t)
-            case S.TEExist(names, body, _):
-                # Each name is a size of its own that no caller can name.
+            case S.TEExist(names, body, loc):
+                # Each name is a size of its own that no caller can name; so
+                # are sizes computed from them (`?[k].([k]a, [n - k]a)`).
                 self.push()
                 for n in names:
                     self.scopes[-1].types[f"[{n}]"] = self.u.anonymous_size()
+                    self.bind_var(n, I64, loc, consumable="a size")
                 try:
-                    return self.resolve(body, anon)
+                    t = self.resolve(body, anon)
                 finally:
                     self.pop()
+                hidden = set(names)
+                return _map_dims(t, lambda d: self.u.anonymous_size()
+                                 if isinstance(d, SizeExpr | SizeProd)
+                                 and _dim_names(d) & hidden else d)
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
@@ -1556,6 +1562,18 @@ def _is_unnamed(d: Dim, exprs: bool = False) -> bool:
     return (isinstance(d, SizeProd | SizeExpr) and not exprs) or (
         isinstance(d, SizeVar) and d.name.startswith(EXISTENTIAL_PREFIX)
     )
+
+
+def _dim_names(d: Dim) -> set[str]:
+    """The variables size `d` reads."""
+    match d:
+        case SizeVar(name):
+            return {name}
+        case SizeProd(factors):
+            return set().union(*(_dim_names(f) for f in factors))
+        case SizeExpr():
+            return size_names(d)
+    return set()
 
 
 def _map_dims(t: Type, fn) -> Type:

@@ -30,3 +30,14 @@ type~ two_runs = ?[n][m].([n]i64, [m]i64)
 def runs (k: i64) : two_runs = (iota k, iota (k + 1))
 
 entry pairs (k: i64) : ([]i64, []i64) = runs k
+
+-- A size computed from an existential one is existential too.
+-- ==
+-- entry: split_evens
+-- input { [1, 2, 3, 4, 6] } output { [2, 4, 6] [1, 3] }
+
+def split_by 'a [n] (p: a -> bool) (xs: [n]a) : ?[k].([k]a, [n - k]a) =
+  let (yes, no) = partition p xs
+  in (yes, no :> [n - length yes]a)
+
+entry split_evens (xs: []i32) : ([]i32, []i32) = split_by (\x -> x % 2 == 0) xs
