@@ -59,7 +59,7 @@ MIN_SIDE = 64  # default of the threshold: both dimensions at least this
 LARGE_TILES_FROM = 2048 * 2048
 # Default of the threshold on tiles of 64 x 64 below which a summing loop is
 # split across blocks: the SMs of an H100 or H200 (one tile each would leave
-# the device half idle; the split fills it with two blocks per SM).
+# the device half idle; the split gives each SM SPLIT_BLOCKS_PER_SM blocks).
 SPLIT_BELOW_TILES = 132
 
 
@@ -133,8 +133,8 @@ def tileable(op: SegMap, types: dict[ir.VName, ir.Type]) -> Tileable | None:
 
 def _sum_op(loop: ir.Loop, step: list[ir.Stm]) -> str | None:
     """`+` if `loop` sums (its one accumulator's new value is the last step
-    `acc + v`, and no other step reads `acc` but to copy it), so that chunks of its
-    iterations may run apart and their sums be added; else None."""
+    `acc + v`, and no other step reads `acc` but to copy it), so that chunks
+    of its iterations may run apart and their sums be added; else None."""
     if len(loop.merge) != 1 or not step:
         return None
     (acc, _), last = loop.merge[0], step[-1]
@@ -155,8 +155,8 @@ def _sum_op(loop: ir.Loop, step: list[ir.Stm]) -> str | None:
 
 def split_count(tiles: str, m: str) -> str:
     """The host expression of how many chunks a split kernel's loop of `m`
-    iterations runs in, for `tiles` block tiles: SPLIT_BLOCKS_PER_SM blocks per SM, each
-    chunk at least 4 x SPLIT_TK iterations."""
+    iterations runs in, for `tiles` block tiles: SPLIT_BLOCKS_PER_SM blocks
+    per SM, each chunk at least 4 x SPLIT_TK iterations."""
     return (f"max(1, min(-(-({m}) // {4 * SPLIT_TK}), "
             f"-(-({SPLIT_BLOCKS_PER_SM} * b.sm_count) // {tiles})))")
 
