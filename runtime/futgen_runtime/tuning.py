@@ -6,6 +6,13 @@ takes its values from, in increasing priority: the defaults, `TUNING`, the
 file named by `$FUTGEN_TUNING`, and the `tuning=` argument.  Tuning files
 are Futhark's: `name=value` lines, blank lines and `--` comments.
 
+Of Futhark's global names, `default_threshold` is taken: in a source it sets
+every version guard (`<entry>.suff_outer_par_<k>`, `.suff_intra_par_<k>`,
+whose defaults are the global default threshold) that the same source does
+not name; the strategy thresholds keep their own defaults.  Block and tile
+sizes are fixed when a package is built, so `default_tblock_size` and
+`default_tile_size` are refused with that reason.
+
 A version guard (`Tuning.guard`) takes its version when the threshold is at
 most the parallelism the version exploits.  With logging on (`log=True` or
 `$FUTGEN_LOG` set and not `0`) each guard prints Futhark's line
@@ -31,14 +38,22 @@ class Tuning:
                  overrides: Mapping[str, int] | None = None, log: bool = False) -> None:
         self.params = params
         self.values = {name: int(p["default"]) for name, p in params.items()}
-        self.values.update(_checked(baked, params, "TUNING"))
+        self._apply(_checked(baked, params, "TUNING"))
         path = os.environ.get("FUTGEN_TUNING")
         if path:
-            self.values.update(read_tuning_file(path, params))
-        self.values.update(_checked(overrides or {}, params, "tuning="))
+            self._apply(read_tuning_file(path, params))
+        self._apply(_checked(overrides or {}, params, "tuning="))
         self.log = log or os.environ.get("FUTGEN_LOG", "0") not in ("", "0")
         # (name, parallelism, taken) of every guard of the last call, in order.
         self.guards: list[tuple[str, int, bool]] = []
+
+    def _apply(self, values: dict[str, int]) -> None:
+        """One source's values over the lower ones: its `default_threshold`
+        first, for the version guards, then the names it gives."""
+        default = values.pop(DEFAULT_THRESHOLD, None)
+        if default is not None:
+            self.values.update((name, default) for name in self.params if GUARD_MARK in name)
+        self.values.update(values)
 
     def guard(self, name: str, par: int) -> bool:
         """Whether the version guarded by threshold `name` runs at parallelism `par`."""
@@ -67,9 +82,18 @@ def read_tuning_file(path: str | Path, params: Mapping[str, Mapping]) -> dict[st
     return _checked(values, params, str(path))
 
 
+DEFAULT_THRESHOLD = "default_threshold"
+GUARD_MARK = ".suff_"  # in the names of version guards (suff_outer_par, suff_intra_par)
+_FIXED = ("default_tblock_size", "default_tile_size")
+
+
 def _checked(values: Mapping[str, int], params: Mapping[str, Mapping],
              source: str) -> dict[str, int]:
-    unknown = sorted(set(values) - set(params))
+    fixed = sorted(set(values) & set(_FIXED))
+    if fixed:
+        raise FutgenError(f"{source}: {', '.join(fixed)} cannot be tuned: block and tile sizes "
+                          "are fixed when the package is built")
+    unknown = sorted(set(values) - set(params) - {DEFAULT_THRESHOLD})
     if unknown:
         known = ", ".join(sorted(params)) or "none"
         raise FutgenError(f"{source}: unknown tuning parameter {', '.join(unknown)}; "

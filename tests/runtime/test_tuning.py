@@ -61,3 +61,28 @@ def test_guards_log_futharks_line_and_remember_the_last_call(capsys, monkeypatch
     assert capsys.readouterr().err == ""
     monkeypatch.setenv("FUTGEN_LOG", "1")
     assert Tuning(PARAMS, {}).log
+
+
+def test_default_threshold_sets_the_guards_a_source_does_not_name(tmp_path, monkeypatch):
+    """Futhark's global name: every version guard, not the strategy thresholds;
+    names the same source gives win, and a later source's default wins over
+    an earlier source's values."""
+    params = {**PARAMS, "main.suff_intra_par_2": {"class": "threshold", "default": 32768,
+                                                   "path": ("!main.suff_outer_par_0",),
+                                                   "doc": ""}}
+    monkeypatch.delenv("FUTGEN_TUNING", raising=False)
+    t = Tuning(params, {}, {"default_threshold": 7, "main.suff_intra_par_2": 9})
+    assert t.values == {"main.suff_outer_par_0": 7, "main.suff_intra_par_2": 9,
+                        "main.segred_block_1": 8192}
+    f = tmp_path / "p.tuning"
+    f.write_text("default_threshold=1\n")
+    monkeypatch.setenv("FUTGEN_TUNING", str(f))
+    t = Tuning(params, {"main.suff_outer_par_0": 5}, {})
+    assert t.values["main.suff_outer_par_0"] == 1 and t.values["main.suff_intra_par_2"] == 1
+
+
+@pytest.mark.parametrize("name", ["default_tblock_size", "default_tile_size"])
+def test_block_and_tile_sizes_are_refused_with_the_reason(name):
+    with pytest.raises(FutgenError, match=rf"tuning=: {name} cannot be tuned: block and tile "
+                                          r"sizes are fixed when the package is built"):
+        Tuning(PARAMS, {}, {name: 256})
