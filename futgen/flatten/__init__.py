@@ -60,8 +60,10 @@ al., PPoPP 2019; `research/seed000_003.md`):
      more maps becomes a SegRed or SegScan segmented by all of them (G4);
      a map whose body is a loop becomes a loop of a map (G7,
      `interchange.map_loop`); a map of several parallel statements becomes
-     a map per statement (G6, `interchange.distribute`).  The maps these
-     make are flattened in turn, with versions of their own.
+     a map per statement (G6, `interchange.distribute`); a map whose body
+     ends in an `if` on a condition its points share becomes an `if` of
+     two maps (G8, `interchange.map_if`).  The maps these make are
+     flattened in turn, with versions of their own.
 
    Without an intra version the guard is `suff_outer_par` alone; without a
    flat one, `outer` is the fallback: `if suff_outer_par <= P || !fits`.
@@ -227,13 +229,15 @@ class _Flattener:
             flat = self.further(stm, interchange.map_loop(replace(stm, exp=e), self.names))
         elif interchange.parallel_statements(e.map_lam.body) >= 2:
             flat = self.further(stm, interchange.distribute(replace(stm, exp=e), self.names))
+        else:
+            flat = self.further(stm, interchange.map_if(replace(stm, exp=e), self.names))
         return [*hoisted, *self.versions(stm.pat, op, intra, flat)]
 
     def further(self, stm: ir.Stm, code: ir.Body | None) -> ir.Body | None:
         """The version that flattens a map further: its rewrite `code` into
         host code (`interchange.map_loop`: a loop of a map; `distribute`: a
-        map per parallel statement), each map flattened in turn, with
-        versions of its own."""
+        map per parallel statement; `map_if`: an `if` of two maps), each map
+        flattened in turn, with versions of its own."""
         if code is None:
             return None
         self.types.update(param_types(code.stms))

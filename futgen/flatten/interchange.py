@@ -16,6 +16,8 @@
   around the loop): a map whose body is a loop becomes a loop of a map.
 * `distribute`: rule G6, a map over several parallel statements becomes
   one map per statement.
+* `map_if`: rule G8, a map whose body ends in an `if` on a condition the
+  map's points share becomes an `if` of two maps.
 """
 
 from __future__ import annotations
@@ -374,6 +376,45 @@ def _types(lam: ir.Lambda) -> dict[ir.VName, ir.Type]:
     """The type of each parameter of `lam` and of each name its body binds
     at the top level."""
     return {p.name: p.type for p in (*lam.params, *(q for s in lam.body.stms for q in s.pat))}
+
+
+def map_if(stm: ir.Stm, names: NameSource) -> ir.Body | None:
+    """Rule G8 of incremental flattening:
+
+        map (\\x -> let y = f x in if c then b1 else b2) xs
+        = if c then map (\\x -> let y = f x in b1) xs
+               else map (\\x -> let y = f x in b2) xs
+
+    for a condition `c` no point changes, where a branch has parallel work
+    of its own: each branch's map is then flattened with versions of its
+    own, over all the points.  Returns host code whose result is `stm`'s,
+    or None."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    if e.scans or e.reds:
+        return None
+    out: list[ir.Stm] = []
+    lam = _hoisted(names.renamed(e.map_lam), out)
+    if not lam.body.stms:
+        return None
+    *pre, last = lam.body.stms
+    branch = last.exp
+    if (not isinstance(branch, ir.If)
+            or lam.body.result != tuple(ir.Var(p.name) for p in last.pat)
+            or free_vars(branch.cond) & ({p.name for p in lam.params} | set(binders(tuple(pre))))
+            or not any(_parallel(s.exp) for s in (*branch.then_.stms, *branch.else_.stms))):
+        return None
+
+    def mapped(body: ir.Body) -> ir.Body:
+        inner = names.renamed(replace(lam, body=ir.Body((*pre, *body.stms), body.result)))
+        pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+        return ir.Body((ir.Stm(pat, replace(e, map_lam=inner)),),
+                       tuple(ir.Var(p.name) for p in pat))
+
+    pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+    out.append(ir.Stm(pat, ir.If(branch.cond, mapped(branch.then_), mapped(branch.else_),
+                                 tuple(p.type for p in pat))))
+    return ir.Body(tuple(out), tuple(ir.Var(p.name) for p in pat))
 
 
 def _hoisted(lam: ir.Lambda, out: list[ir.Stm]) -> ir.Lambda:

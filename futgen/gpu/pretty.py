@@ -113,7 +113,8 @@ def version_tree(prog: ir.Program) -> str:
             true:  segmap (n_2, n_2)
             false: segred (n_2, n_2, m_3)
 
-    Host `If`s and loops that are not guards are shown only by what they hold."""
+    Other host `If`s holding SegOps show their condition and both branches
+    (`then:`, `else:`, `-` for none); host loops only what they hold."""
     lines = []
     for f in prog.functions:
         lines.append(f.name)
@@ -142,8 +143,16 @@ def _tree(body: ir.Body, depth: int, guards: dict, products: dict) -> list[str]:
                         for k, line in enumerate(_tree(then_, depth + 1, guards, products))]
                 out += [f"{pad}{INDENT}false: {line.lstrip()}" if k == 0 else INDENT + line
                         for k, line in enumerate(_tree(else_, depth + 1, guards, products))]
-            case ir.If(_, then_, else_, _):
-                out += _tree(then_, depth, guards, products) + _tree(else_, depth, guards, products)
+            case ir.If(cond, then_, else_, _):
+                # Another host `if` (G8's over two maps) only where it holds SegOps.
+                then_lines = _tree(then_, depth + 1, guards, products)
+                else_lines = _tree(else_, depth + 1, guards, products)
+                if then_lines or else_lines:
+                    out.append(f"{pad}if {subexp(cond)}")
+                    out += [f"{pad}{INDENT}then: {line.lstrip()}" if k == 0 else INDENT + line
+                            for k, line in enumerate(then_lines or [f"{pad}{INDENT}-"])]
+                    out += [f"{pad}{INDENT}else: {line.lstrip()}" if k == 0 else INDENT + line
+                            for k, line in enumerate(else_lines or [f"{pad}{INDENT}-"])]
             case ir.Loop(_, _, loop_body):
                 out += _tree(loop_body, depth, guards, products)
             case SegMap() | SegRed() | SegScan() | SegHist() | SegScatter():

@@ -450,3 +450,25 @@ def test_distribution_transposes_copies_and_replicates_on_the_host() -> None:
                           "    true:  segmap (k, m)"]
     assert "segmap blocks (k, m)" in nested[3]
     assert " ".join(nested).count("segscan (k, m, n)") == 2
+
+
+def test_a_map_ending_in_a_shared_if_becomes_an_if_of_maps() -> None:
+    """tests/programs/versions/branches.fut (rule G8): the flat version is
+    an `if` on the condition all rows share, whose branches are maps over
+    every row: the prefix sums one segmented scan over all of them."""
+    path = ROOT / "tests" / "programs" / "versions" / "branches.fut"
+    tree = _tree_of(path, "scan_or_sum")
+    assert tree[:3] == ["  scan_or_sum.suff_outer_par <= n (default 32768)",
+                        "    true:  segmap (n)",
+                        "    false: scan_or_sum.suff_intra_par <= n * intra (default 32768)"]
+    assert tree[4:] == ["        false: if prefix",
+                        "            then: segscan (n, m)",
+                        "            else: segmap (n)"]
+
+
+def test_g8_needs_a_condition_the_points_share() -> None:
+    """A condition that depends on the point keeps the `if` inside the map."""
+    src = ("entry main [n][m] (xss: [n][m]i32) : [n][m]i32 =\n"
+           "  map (\\xs -> if xs[0] > 0 then scan (+) 0 xs else xs) xss")
+    text = version_tree(_flat(src))
+    assert "if " not in text and "segscan (" not in text
