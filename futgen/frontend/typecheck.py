@@ -552,7 +552,7 @@ class Checker:
     def _check_Project(self, e: S.Project, _exp) -> tuple[Type, Alias]:
         t, al = self.check(e.expr)
         try:
-            ft = self.u.require_field(t, e.field)
+            ft = self.u.require_field(t, e.field, e.loc)
         except UnifyError as ex:
             raise self.err(f'Cannot access field "{e.field}": {ex}', e.loc) from None
         return ft, field_alias(self.zonk(t), al, e.field)
@@ -880,7 +880,7 @@ class Checker:
         r = self.u.fresh_type()
         t: Type = r
         for f in e.fields:
-            t = self.u.require_field(t, f)
+            t = self.u.require_field(t, f, e.loc)
         return Arrow(None, r, t), NO_ALIAS
 
     def _check_If(self, e: S.If, _exp) -> tuple[Type, Alias]:
@@ -1379,6 +1379,12 @@ class Checker:
                 f"type parameters {', '.join(scheme.tvars)}).",
                 d.loc,
             )
+        for name in free:
+            c = self.u.constraints.get(name)
+            if c is not None and c.fields:
+                fields = ", ".join(sorted(c.fields))
+                raise self.err(f'Type of "{d.name}" is ambiguous: a record with field(s) '
+                               f"{fields} of no known type.", c.origin or d.loc)
         if free:
             if d.is_entry_point:
                 raise self.err(

@@ -290,6 +290,7 @@ class Unifier:
             old.prims = prims
         old.equality = old.equality or c.equality
         old.literal = old.literal or c.literal
+        old.origin = old.origin or c.origin
         for fname, ftype in c.fields.items():
             if fname in old.fields:
                 self.unify(old.fields[fname], ftype)
@@ -311,12 +312,13 @@ class Unifier:
                 return self._occurs(name, p) or self._occurs(name, r)
         return False
 
-    def require_field(self, t: Type, fname: str) -> Type:
-        """The type of field `fname` of `t`, constraining `t` if it is unknown."""
+    def require_field(self, t: Type, fname: str, origin: Loc | None = None) -> Type:
+        """The type of field `fname` of `t`, constraining `t` if it is unknown
+        (`origin`: where the field is taken, for an ambiguity error)."""
         t = self.shallow(t)
         if isinstance(t, TypeVar) and t.name.startswith("?"):
             ftype = self.fresh_type()
-            self._merge_constraint(t.name, Constraint(fields={fname: ftype}))
+            self._merge_constraint(t.name, Constraint(fields={fname: ftype}, origin=origin))
             return ftype
         actual = _field_of(t, fname)
         if actual is None:

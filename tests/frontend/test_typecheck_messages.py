@@ -29,3 +29,21 @@ def test_mismatched_fields_are_named(src: str, message: str) -> None:
     with pytest.raises(CompileError) as e:
         check_source(src, "t.fut")
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("src, where, fields", [
+    ("def f = (.a)", "t.fut:1:9", "a"),
+    ("def g r = r.x + r.y", "t.fut:1:11", "x"),
+])
+def test_a_projection_from_a_record_of_no_known_type_is_ambiguous(src: str, where: str,
+                                                                   fields: str) -> None:
+    """Futhark infers no record types from projections alone."""
+    with pytest.raises(CompileError) as e:
+        check_source(src, "t.fut")
+    assert str(e.value).startswith(f"Error at {where}: Type of ")
+    assert f"is ambiguous: a record with field(s) {fields}" in str(e.value)
+
+
+def test_a_projection_from_a_known_record_type_is_fine() -> None:
+    check_source("def g (r: {x: i32, y: i32}) = r.x + r.y\n"
+                 "def h = \\(r: {a: f32}) -> r.a", "t.fut")
