@@ -533,6 +533,10 @@ class Checker:
                 x.loc,
                 "all elements of an array literal must have the same type",
             )
+        z = self.zonk(elem)
+        if isinstance(z, TypeVar) and self.lookup_type(f"'{z.name}") is not None:
+            raise self.err(f'An array element may not have the lifted type "{z.name}" '
+                           "(its values may differ in size).", e.loc)
         return array_of(elem, (SizeConst(len(e.elems)),), True), NO_ALIAS
 
     def _check_Range(self, e: S.Range, _exp) -> tuple[Type, Alias]:
@@ -1232,6 +1236,8 @@ class Checker:
                 svars.append(tp.name)
             else:
                 self.scopes[-1].types[tp.name] = TypeVar(tp.name)
+                if tp.lifted:  # `'~t`, `'^t`: looked up as `'t`
+                    self.scopes[-1].types[f"'{tp.name}"] = tp.lifted
                 tvars.append(tp.name)
         return tuple(tvars), tuple(svars)
 

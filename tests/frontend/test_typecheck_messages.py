@@ -47,3 +47,12 @@ def test_a_projection_from_a_record_of_no_known_type_is_ambiguous(src: str, wher
 def test_a_projection_from_a_known_record_type_is_fine() -> None:
     check_source("def g (r: {x: i32, y: i32}) = r.x + r.y\n"
                  "def h = \\(r: {a: f32}) -> r.a", "t.fut")
+
+
+def test_an_array_of_a_lifted_type_parameter_is_rejected() -> None:
+    """Values of a `'~b` (or `'^b`) may differ in size: no array of them."""
+    with pytest.raises(CompileError) as e:
+        check_source("def two '~b (f: i64 -> b) = [f 0, f 1]", "t.fut")
+    assert str(e.value).startswith('Error at t.fut:1:29: An array element may not have the '
+                                   'lifted type "b"')
+    check_source("def two 'b (f: i64 -> b) = [f 0, f 1]", "t.fut")
