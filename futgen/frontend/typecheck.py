@@ -73,6 +73,7 @@ from futgen.frontend.types import (
 )
 from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
+from futgen.frontend.written_sizes import SIZE_OPS
 
 ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
 INT_OPS = {"//", "%%", "&", "|", "^", "<<", ">>", ">>>"}
@@ -362,7 +363,22 @@ class Checker:
             return s.type
         tsub = {v: self.u.fresh_type() for v in s.tvars}
         ssub = {v: self.u.fresh_size() for v in s.svars}
-        return _substitute(self.zonk(s.type), tsub, ssub)
+        return self._foreign_exprs(_substitute(self.zonk(s.type), tsub, ssub), set(s.svars))
+
+    def _foreign_exprs(self, t: Type, names: set[str]) -> Type:
+        """`t` with the size expressions that read `names` (a callee's size
+        parameters, which mean other sizes at the use; a size expression is
+        evaluated in the scope of its use) replaced: in a parameter's type
+        by a fresh size, which the argument's then gives (so that
+        `[2 ** k]` at `[2 ** (i + 1)]` is matched as written), in a result
+        by an anonymous one."""
+        def foreign(d: Dim) -> bool:
+            return isinstance(d, SizeExpr) and bool(size_names(d) & names)
+
+        if isinstance(t, Arrow):
+            param = _map_dims(t.param, lambda d: self.u.fresh_size() if foreign(d) else d)
+            return Arrow(t.param_name, param, self._foreign_exprs(t.ret, names))
+        return _map_dims(t, lambda d: self.u.anonymous_size() if foreign(d) else d)
 
     # ============================================================ expressions
 
@@ -744,7 +760,8 @@ class Checker:
         # whose parameters are `n` and `m`).
         v = self.u.fresh_size()
         pending[v.name] = self.size_of_expr(arg) or self.u.anonymous_size()
-        return _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: v})
+        ret = _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: v})
+        return self._foreign_exprs(ret, {arrow.param_name})
 
     def size_of_expr(self, e: S.Expr) -> Dim | None:
         """The size an expression denotes, when the type system can name it:
@@ -760,13 +777,14 @@ class Checker:
             if all(a is not None for a in args):
                 text = " ".join([e.fn.full_name, *args])  # type: ignore[union-attr]
                 return SizeExpr(text, e)
-        if isinstance(e, S.BinOp) and e.op in ("*", "+", "-"):
+        if isinstance(e, S.BinOp) and e.op in ("*", *SIZE_OPS):
             left, right = self.size_of_expr(e.lhs), self.size_of_expr(e.rhs)
             if left is None or right is None:
                 return None
             if e.op == "*":
                 return SizeProd((left, right))
-            return SizeExpr(f"{_size_text(left)} {e.op} {_size_text(right, e.op == '-')}", e)
+            return SizeExpr(f"{_size_text(left, e.op, False)} {e.op} "
+                            f"{_size_text(right, e.op, True)}", e)
         return None
 
     def size_of_arg(self, e: S.Expr) -> str | None:
@@ -1563,9 +1581,11 @@ def _close_sizes(t: Type, u: Unifier, keep: set[str] = frozenset(),
     return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d, exprs) else d)
 
 
-def _size_text(d: Dim, operand_of_minus: bool = False) -> str:
-    """`d` as an operand of `+` or `-`: a sum right of `-` needs parentheses."""
-    return f"({d})" if operand_of_minus and isinstance(d, SizeExpr) else str(d)
+def _size_text(d: Dim, op: str, right: bool) -> str:
+    """`d` as an operand of `op`: a size expression needs parentheses but as
+    the left operand of `+` or `-`, or the right one of `+`."""
+    bare = op in ("+", "-") and not right or op == "+"
+    return str(d) if bare or not isinstance(d, SizeExpr) else f"({d})"
 
 
 def _is_unnamed(d: Dim, exprs: bool = False) -> bool:

@@ -1,4 +1,5 @@
-"""Sizes that parameter types write as products (`def f [n] (xs: [n * n]t)`).
+"""Sizes that parameter types write as products or other size expressions
+(`def f [n] (xs: [n * n]t)`, `def g [k] (xs: [2 ** k]t)`).
 
 The type checker keeps such a parameter's size anonymous in the declared
 type (an argument of any size may be passed, and is checked at run time),
@@ -29,13 +30,50 @@ def product_sizes(params: list[S.Pat], inst: T.Type) -> dict[str, T.Dim]:
 
 def match_dim(g: T.Dim, i: T.Dim, sub: dict[str, T.Dim]) -> None:
     """Extends `sub` with what the names of size `g` are in size `i`; products
-    match factor by factor."""
+    match factor by factor, other size expressions operator by operator
+    (`[2 ** k]` at `[2 ** (i + 1)]` makes `k` `i + 1`), as Futhark's
+    unification of size expressions does."""
     if isinstance(g, T.SizeVar):
         sub.setdefault(g.name, i)
     elif isinstance(g, T.SizeProd) and isinstance(i, T.SizeProd) \
             and len(g.factors) == len(i.factors):
         for gf, jf in zip(g.factors, i.factors):
             match_dim(gf, jf, sub)
+    elif isinstance(g, T.SizeExpr) and isinstance(i, T.SizeExpr):
+        _match_exprs(g.expr, i.expr, sub)
+
+
+def _match_exprs(g: S.Expr, i: S.Expr, sub: dict[str, T.Dim]) -> None:
+    """`match_dim` on the written expressions of two size expressions."""
+    if isinstance(g, S.BinOp) and isinstance(i, S.BinOp) and g.op == i.op:
+        _match_exprs(g.lhs, i.lhs, sub)
+        _match_exprs(g.rhs, i.rhs, sub)
+    elif isinstance(g, S.Var) and not g.qual:
+        d = _expr_dim(i)
+        if d is not None:
+            sub.setdefault(g.name, d)
+
+
+def _expr_dim(e: S.Expr) -> T.Dim | None:
+    """The size a written integer expression denotes."""
+    match e:
+        case S.Var(name, []):
+            return T.SizeVar(name)
+        case S.Literal() if e.kind == "int":
+            return T.SizeConst(int(e.value))
+        case S.BinOp():
+            return T.SizeExpr(_text(e), e)
+    return None
+
+
+def _text(e: S.Expr) -> str:
+    """A written integer expression as a size's text (operands parenthesised
+    where they are operations themselves)."""
+    if isinstance(e, S.BinOp):
+        def operand(x: S.Expr) -> str:
+            return f"({_text(x)})" if isinstance(x, S.BinOp) else _text(x)
+        return f"{operand(e.lhs)} {e.op} {operand(e.rhs)}"
+    return str(e.value) if isinstance(e, S.Literal) else getattr(e, "name", "?")
 
 
 def _match_type_exp(te: S.TypeExp, inst: T.Type, sub: dict[str, T.Dim]) -> None:
@@ -53,7 +91,8 @@ def _match_type_exp(te: S.TypeExp, inst: T.Type, sub: dict[str, T.Dim]) -> None:
 
 
 def _written_dim(e: S.Expr) -> T.Dim | None:
-    """A size expression that is a product of names and constants, as a Dim."""
+    """A size expression of names and constants, as a Dim: products as
+    products, other operations as size expressions."""
     match e:
         case S.Var(name, []):
             return T.SizeVar(name)
@@ -63,4 +102,11 @@ def _written_dim(e: S.Expr) -> T.Dim | None:
             left, right = _written_dim(e.lhs), _written_dim(e.rhs)
             if left is not None and right is not None:
                 return T.SizeProd((left, right))
+        case S.BinOp() if e.op in SIZE_OPS:
+            if _written_dim(e.lhs) is not None and _written_dim(e.rhs) is not None:
+                return T.SizeExpr(_text(e), e)
     return None
+
+
+# Operators a size may be written with besides `*` (kept as size expressions).
+SIZE_OPS = ("+", "-", "**", "/", "%")

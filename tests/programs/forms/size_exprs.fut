@@ -77,3 +77,20 @@ def take_all (l: i64) (xs: []i32) : []i32 = take l xs
 
 entry inferred_return (r: i64) (c: i64) : [][]i32 =
   unflatten (take_all (r * c) (map i32.i64 (iota 6) |> map (+ 1)))
+
+-- A size parameter inside a written size expression is matched as written:
+-- `[2 ** k]` at `[2 ** (i + 1)]` makes `k` be `i + 1` (the callee's `k`
+-- never stands for a name of the caller's).
+-- ==
+-- entry: tree_max
+-- input { [3, 9, 2, 7, 5, 1, 8, 6] } output { 9 }
+-- input { [4] } output { 4 }
+
+def halve [k] (xs: [2 ** k]i32) : [2 ** (k - 1)]i32 =
+  tabulate (2 ** (k - 1)) (\i -> i32.max xs[2 * i] xs[2 * i + 1])
+
+entry tree_max [n] (xs: [n]i32) : i32 =
+  let k = 63 - i64.clz n |> i64.i32
+  let ys = loop ys = (xs :> [2 ** k]i32) for i in reverse (iota k) do
+             halve (ys :> [2 ** (i + 1)]i32)
+  in ys[0]
