@@ -752,7 +752,7 @@ class Parser:
                 continue
             if k in ("def", "type", "module", "entry"):
                 raise CompileError(
-                    f'unexpected "{k}" - missing "in"?', self.loc(self.peek())
+                    f'Unexpected "{k}" - missing "in"?', self.loc(self.peek())
                 )
             self.error("'in'")
         for _tok, node in reversed(binders):

@@ -567,7 +567,7 @@ def test_expression_errors(text: str, message: str, where: str) -> None:
     [
         (
             "def f x = let y = x\ndef g = 1",
-            'unexpected "def" - missing "in"?',
+            'Unexpected "def" - missing "in"?',
             "t.fut:2:1",
         ),
         ("def f = 1 )", "unexpected token ')', expected declaration", "t.fut:1:11"),
