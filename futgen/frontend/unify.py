@@ -249,7 +249,7 @@ class Unifier:
             return
         if self._occurs(name, t):
             raise UnifyError(
-                f"occurs check: cannot construct the infinite type {name} = {t}"
+                f"Occurs check: cannot instantiate {name} with {t} (an infinite type)"
             )
         c = self.constraints.pop(name, None)
         # Uniqueness belongs to declared parameter and return types, never to

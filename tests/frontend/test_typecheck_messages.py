@@ -56,3 +56,10 @@ def test_an_array_of_a_lifted_type_parameter_is_rejected() -> None:
     assert str(e.value).startswith('Error at t.fut:1:29: An array element may not have the '
                                    'lifted type "b"')
     check_source("def two 'b (f: i64 -> b) = [f 0, f 1]", "t.fut")
+
+
+def test_an_infinite_type_fails_the_occurs_check() -> None:
+    with pytest.raises(CompileError) as e:
+        check_source("def self_apply f = f f", "t.fut")
+    assert "Occurs check: cannot instantiate" in str(e.value)
+    assert str(e.value).startswith("Error at t.fut:1:")
