@@ -560,7 +560,9 @@ def _append(it: Internaliser, xs: V, ys: V, first: ir.SubExp | None = None) -> l
     (`xs` is then the empty start, whose rows may not have `ys`' sizes)."""
     out = []
     for a, b in zip(_flatten(xs), _flatten(ys), strict=True):
-        t = ir.ArrayT(it.type_of(a).elem, (None,) * len(it.type_of(a).shape))  # type: ignore
+        at = it.type_of(a)
+        assert isinstance(at, ir.ArrayT)
+        t = ir.ArrayT(at.elem, (None,) * len(at.shape))
         cat = ir.Stm((ir.Param(it.fresh("cat"), t),), ir.Concat((a.name, b.name)))
         if first is None:
             out.append(it.bind1(cat.exp, t, "cat"))
