@@ -15,7 +15,9 @@ SOAC builders of `futgen.core.builtins`:
   `exscan` an inclusive scan shifted by one, `partition`/`partition2` the
   scan-then-scatter of `filter` with one class per output, `scatter_2d` a
   Scatter with two indices, `reduce_by_index_2d` a Hist on the flattened
-  destination; `foldl`/`foldr`/`iterate*` sequential `Loop`s.
+  destination; `foldl`/`foldr`/`iterate*` sequential `Loop`s; `flatmap`
+  a `Loop` appending each element's array, then a scan and a scatter for
+  the segment descriptors.
 * **Combinators** (`flip`, `curry`, `>->`, `const`, ...) only rearrange
   arguments: function values are inlined anyway.
 
