@@ -153,10 +153,18 @@ class HostCompiler:
                 self.if_(em, stm, e)
             case ir.Loop():
                 self.loop(em, stm, e)
-            case ir.Apply(fn, args, _):
+            case ir.Apply(fn, args, _, loc):
                 self.calls[self.function_name].add(fn)
                 call = f"self.{self.names[fn]}({', '.join(['b', *(subexp(a) for a in args)])})"
-                em.line(f"{', '.join(names)}, = {call}")
+                if loc is None:
+                    em.line(f"{', '.join(names)}, = {call}")
+                    return
+                # A failure's backtrace lists the calls it passed through.
+                with em.block("try:"):
+                    em.line(f"{', '.join(names)}, = {call}")
+                with em.block("except FutharkError as _err:"):
+                    em.line(f"_err.calls.append({str(loc)!r})")
+                    em.line("raise")
             case gpu.SegMap() | gpu.SegRed() | gpu.SegScan() | gpu.SegHist() | gpu.SegScatter():
                 self.segop(em, stm)
             case ir.Screma() | ir.Scatter() | ir.Hist():

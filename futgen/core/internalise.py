@@ -501,8 +501,8 @@ class Internaliser:
                                        "at this use", use.loc)
             flat = [sizes[n] for n in hidden] + [x for a, _ in args for x in _flatten(a)]
             ts = [self.scrub(t) for t in self.leaf_types(ret, {}, use.loc)]
-            return self.unflatten(ret, iter(self.bind(ir.Apply(name, tuple(flat), tuple(ts)),
-                                                      ts, d.name)))
+            return self.unflatten(ret, iter(self.bind(
+                ir.Apply(name, tuple(flat), tuple(ts), use.loc), ts, d.name)))
 
         return Fn(inst, len(d.params), call)
 

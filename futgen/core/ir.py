@@ -87,7 +87,7 @@ dataclasses holding tuples, so passes build new nodes with `match` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from futgen.errors import Loc
 
@@ -353,11 +353,13 @@ class Body:
 
 @dataclass(frozen=True, slots=True)
 class Apply:
-    """A call of the core function `fn`; `ret` are its result types."""
+    """A call of the core function `fn`; `ret` are its result types; `loc`
+    is where the program calls it (a failure's backtrace lists it)."""
 
     fn: str
     args: tuple[SubExp, ...]
     ret: tuple[Type, ...]
+    loc: Loc | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

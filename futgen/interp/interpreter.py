@@ -434,7 +434,12 @@ class Interpreter:
             return f.apply(self, self.eval(e.args[1], env))
         f = self.eval(e.fn, env)
         for a in e.args:
-            f = f.apply(self, self.eval(a, env))
+            v = self.eval(a, env)
+            try:
+                f = f.apply(self, v)
+            except FutharkError as err:
+                err.calls.append(e.loc)  # the backtrace names every call it left
+                raise
         return f
 
     def _eval_Lambda(self, e: S.Lambda, env: dict) -> Any:

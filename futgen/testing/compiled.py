@@ -89,7 +89,9 @@ class CompiledPackage:
         try:
             result = method(*(_package_value(a) for a in args))
         except self.module.FutharkError as e:
-            raise FutharkError(e.message, e.loc) from None
+            err = FutharkError(e.message, e.loc)
+            err.calls = list(e.calls)
+            raise err from None
         except ValueError as e:
             if not isinstance(e, self.module.ArgumentError):
                 raise

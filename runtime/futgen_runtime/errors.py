@@ -23,18 +23,21 @@ class FutharkError(FutgenError):
     The message follows the reference implementation's wording, e.g.
     "Index [7] out of bounds for array of shape [5]."; `loc` is the source
     location (`file:line:col`, a string or any object whose `str` gives it),
-    or None when unknown.
+    or None when unknown; the interpreter adds the locations of the calls the
+    failure passed through to `calls`, which the backtrace lists after it.
     """
 
     def __init__(self, message: str, loc: object = None):
         super().__init__(message)
         self.message = message
         self.loc = loc
+        self.calls: list[object] = []  # the calls it passed through, innermost first
 
     def __str__(self) -> str:
         if self.loc is None or self.loc == "":
             return f"Error: {self.message}"
-        return f"Error: {self.message}\n\nBacktrace:\n-> #0  {self.loc}"
+        frames = "\n".join(f"-> #{k}  {loc}" for k, loc in enumerate([self.loc, *self.calls]))
+        return f"Error: {self.message}\n\nBacktrace:\n{frames}"
 
 
 class ArgumentError(FutgenError):

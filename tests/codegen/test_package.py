@@ -259,3 +259,17 @@ def test_a_package_named_s_keeps_its_scalar_helpers(tmp_path):
     module = import_package(build_package(src, tmp_path / "out", name="s"))
     assert class_name("s") == "SProgram"
     assert module.SProgram(backend="cpu").main(np.int32(20)) == 41
+
+
+def test_a_failure_in_compiled_code_lists_the_host_calls_it_left(tmp_path: Path) -> None:
+    """Calls between host functions are frames of the backtrace, innermost
+    first, as the interpreter's (calls inlined into kernels are not)."""
+    src = tmp_path / "calls.fut"
+    src.write_text("def at (xs: []i32) (i: i64) = xs[i]\n"
+                   "def twice (xs: []i32) (i: i64) = at xs i + at xs 0\n"
+                   "entry main (xs: []i32) (i: i64) = twice xs (i + 1)\n")
+    lib = import_package(build_package(src, tmp_path / "pkg", name="calls"))
+    with pytest.raises(lib.FutharkError) as e:
+        lib.Calls(backend="cpu").main(np.array([1, 2], np.int32), np.int64(1))
+    assert str(e.value).endswith(f"Backtrace:\n-> #0  {src}:1:31\n-> #1  {src}:2:34\n"
+                                 f"-> #2  {src}:3:35")

@@ -181,3 +181,19 @@ def test_soac_function_never_runs_on_zero_elements() -> None:
     assert r.shape == (0,) and r.dtype == np.float32
     src = "entry main (xs: []i32) = filter (\\_ -> assert false true) xs"
     assert run(src, "main", i32s()).shape == (0,)
+
+
+def test_the_backtrace_lists_every_call_a_failure_left() -> None:
+    """Innermost first: the failing index, then each call on the way out
+    (a failure while an argument is computed is not inside that call)."""
+    src = ("def at (xs: []i32) (i: i64) = xs[i]\n"
+           "def twice (xs: []i32) (i: i64) = at xs i + at xs 0\n"
+           "entry main (xs: []i32) (i: i64) = twice xs (i + 1)\n"
+           "entry arg (xs: []i32) = twice xs (i64.i32 xs[5])\n")
+    with pytest.raises(FutharkError) as e:
+        run(src, "main", i32s(1, 2), np.int64(1))
+    assert str(e.value).endswith("Backtrace:\n-> #0  t.fut:1:31\n-> #1  t.fut:2:34\n"
+                                 "-> #2  t.fut:3:35")
+    with pytest.raises(FutharkError) as e:
+        run(src, "arg", i32s(1, 2))
+    assert str(e.value).endswith("Backtrace:\n-> #0  t.fut:4:43")
