@@ -70,6 +70,7 @@ from futgen.frontend.types import (
     is_tuple_record,
     row_type,
     size_names,
+    size_operation,
 )
 from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
@@ -781,10 +782,7 @@ class Checker:
             left, right = self.size_of_expr(e.lhs), self.size_of_expr(e.rhs)
             if left is None or right is None:
                 return None
-            if e.op == "*":
-                return SizeProd((left, right))
-            return SizeExpr(f"{_size_text(left, e.op, False)} {e.op} "
-                            f"{_size_text(right, e.op, True)}", e)
+            return size_operation(e.op, left, right, e)
         return None
 
     def size_of_arg(self, e: S.Expr) -> str | None:
@@ -1579,13 +1577,6 @@ def _close_sizes(t: Type, u: Unifier, keep: set[str] = frozenset(),
     if free:
         t = _substitute(t, {}, {n: u.weak.get(n) or u.anonymous_size() for n in free})
     return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d, exprs) else d)
-
-
-def _size_text(d: Dim, op: str, right: bool) -> str:
-    """`d` as an operand of `op`: a size expression needs parentheses but as
-    the left operand of `+` or `-`, or the right one of `+`."""
-    bare = op in ("+", "-") and not right or op == "+"
-    return str(d) if bare or not isinstance(d, SizeExpr) else f"({d})"
 
 
 def _is_unnamed(d: Dim, exprs: bool = False) -> bool:

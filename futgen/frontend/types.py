@@ -118,6 +118,24 @@ class SizeExpr:
 Dim = SizeVar | SizeConst | AnySize | SizeProd | SizeExpr
 
 
+def size_operation(op: str, left: Dim, right: Dim, expr: object) -> Dim:
+    """The size `left op right`, written as `expr`: a product for `*`, else a
+    size expression whose text puts an operand in parentheses unless it
+    binds tighter than `op` or associates with it (`a + b - c`), so that
+    the same size written the same way has the same text wherever it is
+    read (the type checker, written parameter types)."""
+    if op == "*":
+        return SizeProd((left, right))
+    return SizeExpr(f"{_operand_of(left, op, False)} {op} {_operand_of(right, op, True)}", expr)
+
+
+def _operand_of(d: Dim, op: str, right: bool) -> str:
+    if isinstance(d, SizeProd) and op in ("+", "-"):
+        return str(d)
+    bare = op == "+" or (op == "-" and not right)
+    return str(d) if bare or not isinstance(d, SizeExpr | SizeProd) else f"({d})"
+
+
 def size_names(d: SizeExpr) -> set[str]:
     """The variables a size expression reads: its nodes are binary operators
     (`lhs`, `rhs`), applications of top-level or built-in functions (`fn`,

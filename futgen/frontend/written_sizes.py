@@ -49,31 +49,9 @@ def _match_exprs(g: S.Expr, i: S.Expr, sub: dict[str, T.Dim]) -> None:
         _match_exprs(g.lhs, i.lhs, sub)
         _match_exprs(g.rhs, i.rhs, sub)
     elif isinstance(g, S.Var) and not g.qual:
-        d = _expr_dim(i)
+        d = _written_dim(i)
         if d is not None:
             sub.setdefault(g.name, d)
-
-
-def _expr_dim(e: S.Expr) -> T.Dim | None:
-    """The size a written integer expression denotes."""
-    match e:
-        case S.Var(name, []):
-            return T.SizeVar(name)
-        case S.Literal() if e.kind == "int":
-            return T.SizeConst(int(e.value))
-        case S.BinOp():
-            return T.SizeExpr(_text(e), e)
-    return None
-
-
-def _text(e: S.Expr) -> str:
-    """A written integer expression as a size's text (operands parenthesised
-    where they are operations themselves)."""
-    if isinstance(e, S.BinOp):
-        def operand(x: S.Expr) -> str:
-            return f"({_text(x)})" if isinstance(x, S.BinOp) else _text(x)
-        return f"{operand(e.lhs)} {e.op} {operand(e.rhs)}"
-    return str(e.value) if isinstance(e, S.Literal) else getattr(e, "name", "?")
 
 
 def _match_type_exp(te: S.TypeExp, inst: T.Type, sub: dict[str, T.Dim]) -> None:
@@ -98,13 +76,10 @@ def _written_dim(e: S.Expr) -> T.Dim | None:
             return T.SizeVar(name)
         case S.Literal() if e.kind == "int":
             return T.SizeConst(int(e.value))
-        case S.BinOp() if e.op == "*":
+        case S.BinOp() if e.op in ("*", *SIZE_OPS):
             left, right = _written_dim(e.lhs), _written_dim(e.rhs)
             if left is not None and right is not None:
-                return T.SizeProd((left, right))
-        case S.BinOp() if e.op in SIZE_OPS:
-            if _written_dim(e.lhs) is not None and _written_dim(e.rhs) is not None:
-                return T.SizeExpr(_text(e), e)
+                return T.size_operation(e.op, left, right, e)
     return None
 
 
