@@ -156,12 +156,13 @@ class HostCompiler:
             case ir.Apply(fn, args, _, loc):
                 self.calls[self.function_name].add(fn)
                 call = f"self.{self.names[fn]}({', '.join(['b', *(subexp(a) for a in args)])})"
+                line = f"{', '.join(names)}, = {call}"
                 if loc is None:
-                    em.line(f"{', '.join(names)}, = {call}")
+                    em.line(line)
                     return
                 # A failure's backtrace lists the calls it passed through.
                 with em.block("try:"):
-                    em.line(f"{', '.join(names)}, = {call}")
+                    em.line(line)
                 with em.block("except FutharkError as _err:"):
                     em.line(f"_err.calls.append({str(loc)!r})")
                     em.line("raise")

@@ -402,16 +402,19 @@ def map_if(stm: ir.Stm, names: NameSource) -> ir.Body | None:
     if (not isinstance(branch, ir.If)
             or lam.body.result != tuple(ir.Var(p.name) for p in last.pat)
             or free_vars(branch.cond) & ({p.name for p in lam.params} | set(binders(tuple(pre))))
-            or not any(_parallel(s.exp) for s in (*branch.then_.stms, *branch.else_.stms))):
+            or not _parallel(branch)):
         return None
+
+    def fresh() -> tuple[ir.Param, ...]:  # `stm`'s pattern, named anew
+        return tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
 
     def mapped(body: ir.Body) -> ir.Body:
         inner = names.renamed(replace(lam, body=ir.Body((*pre, *body.stms), body.result)))
-        pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+        pat = fresh()
         return ir.Body((ir.Stm(pat, replace(e, map_lam=inner)),),
                        tuple(ir.Var(p.name) for p in pat))
 
-    pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+    pat = fresh()
     out.append(ir.Stm(pat, ir.If(branch.cond, mapped(branch.then_), mapped(branch.else_),
                                  tuple(p.type for p in pat))))
     return ir.Body(tuple(out), tuple(ir.Var(p.name) for p in pat))

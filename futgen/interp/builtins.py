@@ -119,8 +119,7 @@ def _flatmap(c: Any, f: Any, xs: Any, values: bool) -> Any:
     results = [c.apply(f, x) for x in V.rows(xs)]
     datas = [r[0] if values else r for r in results]
     sizes = np.array([V.length(d) for d in datas], np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) \
-        if len(sizes) else sizes.copy()
+    offsets = np.cumsum(sizes) - sizes  # an exclusive scan
     flags = np.zeros(int(sizes.sum()), bool)
     flags[offsets[sizes > 0]] = True
     data_t = rt.elems[3]
