@@ -59,7 +59,7 @@ def main() -> None:
     sync = torch.cuda.synchronize
     keys = list(lib.TUNING_PARAMS)
     guard = next(k for k in keys if k.startswith("matmul.suff_outer_par"))
-    split = next(k for k in keys if k.startswith("matmul.segmap_split"))
+    split = next(k for k in keys if k.startswith("matmul.segmap_unsplit"))
     versions = {"outer": {guard: 0}, "outer_unsplit": {guard: 0, split: 0}, "flat": {guard: BIG}}
     rng = np.random.default_rng(0)
     for n in args.n:

@@ -64,7 +64,7 @@ def matrices(lib, sync, rng, rows: list[dict]) -> None:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     guard = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.suff_outer_par"))
-    split = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.segmap_split"))
+    split = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.segmap_unsplit"))
     versions = {"default": {}, "outer": {guard: 0}, "outer_unsplit": {guard: 0, split: 0},
                 "flat": {guard: BIG}}
     for n in range(11):

@@ -307,7 +307,9 @@ class HostCompiler:
                 public[t.key] = name
                 under = gpu.path_entries((public[k], taken) for k, taken in t.under)
                 self.tuning_params[name] = ("threshold", t.default, self.path() + under, t.doc)
-                em.line(f"{t.key} = self.tuning[{name!r}]")
+                guard = f"self._tuning.guard({name!r}, int({t.par}))"
+                reached = [k if taken else f"not {k}" for k, taken in t.under]
+                em.line(f"{t.key} = {' and '.join([*reached, guard])}")
             _emit_plan(em, plan, names)
         with em.block("else:"):
             self._cpu_segop(em, stm)

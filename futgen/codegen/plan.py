@@ -99,17 +99,22 @@ class Launch:
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
-    """A tunable threshold a plan's `when` conditions read by `key`.
+    """A tunable strategy guard: a plan's `when` conditions read `key`.
 
-    The host binds `key` to the instance's setting of `<function>.<base>_<k>`
-    (default `default`) before the launches; `TUNING_PARAMS` lists it.
-    `under`: the plan's thresholds (key, branch) that must hold for this
-    one to matter (a strategy cascade), which its ancestor path records.
+    The host binds `key` to whether the instance's setting of
+    `<function>.<base>_<k>` (default `default`) is at most `par`, a host
+    expression of the parallelism the guarded strategy needs, as a version
+    guard does (`Tuning.guard`: logged, so the autotuner sees `par`);
+    `TUNING_PARAMS` lists it.  `under`: the plan's thresholds (key, branch)
+    that must hold for this one to matter (a strategy cascade), which its
+    ancestor path records; where they do not, the guard is not evaluated
+    and `key` is false.
     """
 
     key: str
     default: int
     doc: str
+    par: str
     under: tuple[tuple[str, bool], ...] = ()
 
 

@@ -242,13 +242,15 @@ def test_sum_plan_is_one_pass_with_scalar_result() -> None:
 def test_segmented_red_results() -> None:
     plan = compile_segop(row_sums(), TYPES, Names())
     assert [r[0] for r in plan.results] == ["array", "array"]
-    # Four strategies, each launched when the thresholds on the segment size say.
-    block_t, warp_t, lanes_t = (t.key for t in plan.thresholds)
+    # Four strategies, each launched when the guards on the segment size say;
+    # a guard is evaluated only where the ones before it failed.
+    blocks, warps, lanes = plan.thresholds
+    assert [t.par for t in plan.thresholds] == ["m_2"] * 3
+    assert blocks.under == () and warps.under == ((blocks.key, False),)
+    assert lanes.under == ((blocks.key, False), (warps.key, False))
     whens = [ln.when for ln in plan.launches]
-    assert whens[0] == f"{block_t} <= m_2"
-    assert whens[1] == f"not ({block_t} <= m_2) and {warp_t} <= m_2"
-    assert whens[2] == f"not ({whens[0]}) and not ({whens[1]}) and {lanes_t} <= m_2"
-    assert whens[3] == f"not ({whens[0]}) and not ({whens[1]}) and not ({whens[2]})"
+    assert whens[:3] == [blocks.key, warps.key, lanes.key]
+    assert whens[3] == f"not ({blocks.key}) and not ({warps.key}) and not ({lanes.key})"
     shapes = {t.name: t.shape for t in plan.outputs}
     assert [shapes[r[1]] for r in plan.results] == [("n_1",), ("n_1", "m_2")]
     assert plan.errors == ()  # mat[gtid_i, gtid_j] of mat: [n][m], i < n, j < m
@@ -368,17 +370,21 @@ def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
         tiled = [la.when for la in plan.launches if "segmap_tiled" in la.kernel]
         splits = [la for la in plan.launches if "segmap_split" in la.kernel]
         assert len(tiled) == sizes and len(plan.thresholds) == sizes + split, fn
-        side = plan.thresholds[0].key
-        assert all(w.startswith("min(") and f") >= {side}" in w for w in tiled)
-        assert whens[-1] == f"not ({tiled[0].split(' and ')[0]})"  # the plain kernel
-        if split:  # the split kernel and its combining kernel, below segmap_split tiles
-            few = plan.thresholds[1].key
+        side = plan.thresholds[0]
+        assert side.par.startswith("min(") and side.under == ()
+        assert whens[-1] == f"not ({side.key})"  # the plain kernel
+        if split:  # the split kernel and its combining kernel, below segmap_unsplit tiles
+            whole = plan.thresholds[1]
+            assert whole.under == ((side.key, True),)
             assert [la.kernel.endswith("_combine") for la in splits] == [False, True]
-            assert all(la.when.endswith(f"< {few}") for la in splits)
-            assert all(f"< {few})" in w for w in tiled)
+            assert all(la.when == f"{side.key} and not {whole.key}" for la in splits)
+            assert all(w.startswith(f"{side.key} and {whole.key}") for w in tiled[1:])
         if sizes == 2:  # large tiles from segmap_tile_large points, small below
-            large = plan.thresholds[-1].key
-            assert tiled[0].endswith(f">= {large}") and tiled[1].endswith(f">= {large})")
+            large = plan.thresholds[-1]
+            assert large.under == tuple((t.key, True) for t in plan.thresholds[:-1])
+            assert tiled[0] == large.key and tiled[1].endswith(f"and not {large.key}")
+        else:
+            assert tiled == [" and ".join(t.key for t in plan.thresholds)]
 
 
 def _tiling_of(src: str):

@@ -287,7 +287,7 @@ def test_matrix_products(products, products_interp, entry: str, shape: tuple[int
     tuning = {side: BIG if version == "plain" else 1}
     for large in (p for p in params if "segmap_tile_large" in p):
         tuning[large] = 1 if version == "large tiles" else BIG
-    splits = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_split")]
+    splits = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_unsplit")]
     if version == "split" and not splits:
         pytest.skip("not a sum: no split kernel")
     tuning.update(dict.fromkeys(splits, BIG if version == "split" else 0))

@@ -90,12 +90,13 @@ class SegCompile:
         self.lets.append((name, expr))
         return name
 
-    def threshold(self, base: str, default: int, doc: str,
+    def threshold(self, base: str, default: int, doc: str, par: str,
                   under: tuple[tuple[str, bool], ...] = ()) -> str:
-        """A new tunable threshold, which matters where the thresholds
-        (key, branch) of `under` take those branches; its host variable's name."""
+        """A new tunable strategy guard (`Threshold`) on the host expression
+        `par`, which matters where the guards (key, branch) of `under` take
+        those branches; its host variable's name, a bool."""
         key = self.fresh(base)
-        self.thresholds.append(Threshold(key, default, doc, under))
+        self.thresholds.append(Threshold(key, default, doc, par, under))
         return key
 
     def add_kernel(self, name: str, source: str, low: KernelLowering, threads: str,

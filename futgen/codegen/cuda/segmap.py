@@ -90,32 +90,34 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
 def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
     """Adds the tiled kernels; the host condition under which one of them runs.
 
-    Where a thread's register tile is 8 x 8, a second kernel with 4 x 4
-    (blocks of 64 x 64 points) serves products with too few large tiles to
-    fill the device (`segmap_tile_large_<k>` on the number of points)."""
+    Tiles need both dimensions at least `segmap_tile_<k>`.  With too few
+    tiles of 64 x 64 to fill the device (fewer than `segmap_unsplit_<k>`)
+    the loop is split across blocks (split-K).  Where a thread's register
+    tile is 8 x 8, a second kernel with 4 x 4 (blocks of 64 x 64 points)
+    serves products of fewer than `segmap_tile_large_<k>` points."""
     n, p = (sc.host_dim(d) for d in op.space.dims)
-    side = sc.threshold("segmap_tile", MIN_SIDE,
-                        "size of both dimensions from which block and register tiles are used")
-    tiled = f"min({n}, {p}) >= {side}"
-    small = tiled
+    tiled = sc.threshold("segmap_tile", MIN_SIDE,
+                         "size of both dimensions from which block and register tiles are used",
+                         par=f"min({n}, {p})")
+    whole = ((tiled, True),)  # where each block runs the whole loop
     if tiling.split_op is not None:
-        # Too few tiles of 64 x 64 to fill the device: the loop is split (split-K).
-        split_t = sc.threshold("segmap_split", SPLIT_BELOW_TILES,
-                               "tiles of 64 x 64 below which the loop is split across blocks",
-                               under=((side, True),))
-        few = f"-(-({n}) // {4 * BLOCK_SIDE}) * -(-({p}) // {4 * BLOCK_SIDE}) < {split_t}"
-        compile_tiled(sc, op, tiling, outs, f"{tiled} and {few}", 4, split=True)
-        small = f"{tiled} and not ({few})"
+        tiles = f"-(-({n}) // {4 * BLOCK_SIDE}) * -(-({p}) // {4 * BLOCK_SIDE})"
+        unsplit = sc.threshold("segmap_unsplit", SPLIT_BELOW_TILES,
+                               "tiles of 64 x 64 from which each block runs the whole loop "
+                               "(below: the loop is split across blocks)",
+                               par=tiles, under=whole)
+        compile_tiled(sc, op, tiling, outs, f"{tiled} and not {unsplit}", 4, split=True)
+        whole += ((unsplit, True),)
+    small = " and ".join(key for key, _ in whole)
     reg = tiling.reg()
     if reg < 8:
         compile_tiled(sc, op, tiling, outs, small, reg)
         return tiled
-    large_t = sc.threshold("segmap_tile_large", LARGE_TILES_FROM,
-                           "points from which tiles of 128 x 128 are used, rather than 64 x 64",
-                           under=((side, True),))
-    large = f"{n} * {p} >= {large_t}"
-    compile_tiled(sc, op, tiling, outs, f"{small} and {large}", reg)
-    compile_tiled(sc, op, tiling, outs, f"{small} and not ({large})", reg // 2)
+    large = sc.threshold("segmap_tile_large", LARGE_TILES_FROM,
+                         "points from which tiles of 128 x 128 are used, rather than 64 x 64",
+                         par=f"{n} * {p}", under=whole)
+    compile_tiled(sc, op, tiling, outs, large, reg)
+    compile_tiled(sc, op, tiling, outs, f"{small} and not {large}", reg // 2)
     return tiled
 
 

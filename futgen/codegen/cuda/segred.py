@@ -150,17 +150,14 @@ def _segmented(sc: SegCompile, op: SegRed) -> KernelPlan:
     mapouts = [sc.array(f"{p.name.base}_mem", t, op.space.dims, output=True)
                for p, t in zip(pat[len(red):], rest)]
     segments, m = sc.host_product(op.space.dims[:-1]), sc.host_dim(op.space.dims[-1])
-    block_t = sc.threshold("segred_block", BLOCK_PER_SEGMENT,
-                           "segment size from which blocks reduce each segment")
-    warp_t = sc.threshold("segred_warp", WARP_PER_SEGMENT,
-                          "segment size from which a warp reduces each segment",
-                          under=((block_t, False),))
-    subwarp_t = sc.threshold("segred_subwarp", SUBWARP_PER_SEGMENT,
-                             f"segment size from which {SUBWARP_LANES} lanes reduce each segment",
-                             under=((block_t, False), (warp_t, False)))
-    by_blocks = f"{block_t} <= {m}"
-    by_warps = f"not ({by_blocks}) and {warp_t} <= {m}"
-    by_lanes = f"not ({by_blocks}) and not ({by_warps}) and {subwarp_t} <= {m}"
+    by_blocks = sc.threshold("segred_block", BLOCK_PER_SEGMENT,
+                             "segment size from which blocks reduce each segment", par=m)
+    by_warps = sc.threshold("segred_warp", WARP_PER_SEGMENT,
+                            "segment size from which a warp reduces each segment", par=m,
+                            under=((by_blocks, False),))
+    by_lanes = sc.threshold("segred_subwarp", SUBWARP_PER_SEGMENT,
+                            f"segment size from which {SUBWARP_LANES} lanes reduce each segment",
+                            par=m, under=((by_blocks, False), (by_warps, False)))
     _blocks_per_segment(sc, op, red, results, mapouts, segments, m, by_blocks)
     _warp_per_segment(sc, op, red, results, mapouts, segments, 32, by_warps)
     _warp_per_segment(sc, op, red, results, mapouts, segments, SUBWARP_LANES, by_lanes)

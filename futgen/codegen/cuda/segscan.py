@@ -53,9 +53,9 @@ def compile_segscan(sc: SegCompile, op: SegScan) -> KernelPlan:
         _single_pass(sc, op, red, outs, mapouts)
     else:
         m = sc.host_dim(op.space.dims[-1])
-        flags_t = sc.threshold("segscan_flags", FLAGS_FROM,
-                               "segment size from which a segmented scan runs as one flagged scan")
-        by_flags = f"{flags_t} <= {m}"
+        by_flags = sc.threshold("segscan_flags", FLAGS_FROM,
+                                "segment size from which a segmented scan runs as one flagged "
+                                "scan", par=m)
         _single_pass(sc, op, red, outs, mapouts, when=by_flags)
         per_segment_kernel(sc, op, red, rest, outs, mapouts, scan=True,
                            when=f"not ({by_flags})")

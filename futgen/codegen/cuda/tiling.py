@@ -23,7 +23,7 @@ set), else the plain SegMap kernel; with a register tile of 8 x 8 points
 when there are enough of them (`segmap_tile_large_<k>`), else 4 x 4.
 
 Split-K: where even 4 x 4 register tiles give fewer blocks than the device
-has SMs (`segmap_split_<k>`, default 132; a product of a few long rows and
+has SMs (fewer than `segmap_unsplit_<k>`, default 132; a product of a few long rows and
 columns), a loop that is a sum
 (`split_op`: its one accumulator's new value is `acc + v`, `v` not reading
 `acc`) is split into chunks that blocks take side by side; a second kernel
@@ -57,9 +57,10 @@ MIN_SIDE = 64  # default of the threshold: both dimensions at least this
 # 128 x 128) are used rather than 4 x 4: 2048^2, where the large blocks are
 # two per SM of an H100.
 LARGE_TILES_FROM = 2048 * 2048
-# Default of the threshold on tiles of 64 x 64 below which a summing loop is
-# split across blocks: the SMs of an H100 or H200 (one tile each would leave
-# the device half idle; the split gives each SM SPLIT_BLOCKS_PER_SM blocks).
+# Default of the threshold on tiles of 64 x 64 from which a summing loop is
+# not split across blocks (below it, it is): the SMs of an H100 or H200 (one
+# tile each would leave the device half idle; the split gives each SM
+# SPLIT_BLOCKS_PER_SM blocks).
 SPLIT_BELOW_TILES = 132
 
 
