@@ -100,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--wheel", action="store_true", help="also build a wheel")
     build.add_argument("--dist", metavar="DIR",
                        help="where the wheel goes (default: dist/ beside the package directory)")
+    _tuning_arguments(build, "bake into the module's TUNING")
     _pass_arguments(build)
     build.set_defaults(handler=_build)
 
@@ -209,6 +210,14 @@ def _pass_arguments(p: argparse.ArgumentParser) -> None:
                         "fuses the kernel bodies it builds)")
 
 
+def _tuning_arguments(p: argparse.ArgumentParser, use: str) -> None:
+    p.add_argument("--tuning", metavar="FILE",
+                   help=f"tuning file (name=value lines) to {use} (default: PROGRAM.tuning "
+                        "beside the program, if present)")
+    p.add_argument("--no-tuning", action="store_true",
+                   help="ignore PROGRAM.tuning: the compiler's default thresholds")
+
+
 def _options(args: argparse.Namespace) -> Options:
     from futgen.pipeline import Options
 
@@ -280,7 +289,8 @@ def _build(args: argparse.Namespace) -> int:
     with _ir_errors_reported():
         pkg, wheel = build(args.program, out.parent, name=out.name, version=args.version,
                            backend_default=args.backend, wheel=args.wheel, dist_dir=args.dist,
-                           options=_options(args))
+                           options=_options(args), tuning=args.tuning,
+                           find_tuning=not args.no_tuning)
     print(pkg)
     if wheel is not None:
         print(wheel)

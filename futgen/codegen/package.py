@@ -324,26 +324,53 @@ def class_name(name: str) -> str:
 
 def build_package(src_path: str | Path, out_dir: str | Path, *, name: str | None = None,
                   version: str = "0.1.0", backend_default: str = "auto",
-                  options: Options | None = None) -> Path:
-    """Compile `src_path` into the package `out_dir/<name>`; its path."""
+                  options: Options | None = None, tuning: str | Path | None = None,
+                  find_tuning: bool = True) -> Path:
+    """Compile `src_path` into the package `out_dir/<name>`; its path.
+
+    The values of tuning file `tuning` (else, with `find_tuning`, of
+    `<src_path>.tuning` if present) are baked into the module's `TUNING`."""
     name = name or default_name(src_path)
     if not name.isidentifier() or keyword.iskeyword(name):
         raise FutgenError(f"package name {name!r} is not a Python identifier")
     if backend_default not in ("auto", "cpu", "cuda"):
         raise FutgenError(f"unknown backend {backend_default!r}; use auto, cpu or cuda")
     compiled = compile_program(src_path, options)
+    tuning_path = tuning_file(src_path, tuning, find_tuning)
+    baked = _baked_tuning(tuning_path, compiled.host.tuning_params)
     pkg = Path(out_dir) / name
     if pkg.exists():
         _check_replaceable(pkg)
         shutil.rmtree(pkg)
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text(_render_module(compiled, src_path, name, version,
-                                                     backend_default), encoding="utf-8")
+                                                     backend_default, baked, tuning_path),
+                                     encoding="utf-8")
     (pkg / "kernels.cu").write_text(compiled.kernels_source, encoding="utf-8")
     shutil.copy(Path(__file__).with_name("cpu_support.py"), pkg / "_cpu_support.py")
     shutil.copytree(runtime_dir(), pkg / "_futgen_runtime",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return pkg
+
+
+def tuning_file(src_path: str | Path, tuning: str | Path | None,
+                find_tuning: bool = True) -> Path | None:
+    """The tuning file a build of `src_path` takes: `tuning` if given (it
+    must exist), else `<src_path>.tuning` if `find_tuning` and it exists."""
+    if tuning is not None:
+        if not Path(tuning).is_file():
+            raise FutgenError(f"{tuning}: no such tuning file")
+        return Path(tuning)
+    beside = Path(f"{src_path}.tuning")
+    return beside if find_tuning and beside.is_file() else None
+
+
+def _baked_tuning(path: Path | None, params: dict) -> dict[str, int]:
+    """The values of tuning file `path`, checked against the program's
+    parameters (an unknown name is an error that lists the known ones)."""
+    from futgen_runtime.tuning import read_tuning_file
+
+    return {} if path is None else read_tuning_file(path, params)
 
 
 def _check_replaceable(pkg: Path) -> None:
@@ -359,7 +386,8 @@ def _check_replaceable(pkg: Path) -> None:
 
 
 def _render_module(c: Compiled, src_path: str | Path, name: str, version: str,
-                   backend_default: str) -> str:
+                   backend_default: str, tuning: dict[str, int],
+                   tuning_path: Path | None) -> str:
     env = Environment(loader=FileSystemLoader(str(templates_dir())), trim_blocks=True,
                       lstrip_blocks=True, undefined=StrictUndefined, keep_trailing_newline=True)
     return env.get_template("module.py.j2").render(
@@ -368,6 +396,8 @@ def _render_module(c: Compiled, src_path: str | Path, name: str, version: str,
         entries=c.entries, records=c.records,
         first_entry=c.entries[0]["method"] if c.entries else "main",
         errors=repr(c.errors), tuning_params=_tuning_params_text(c.host.tuning_params),
+        tuning=repr(dict(sorted(tuning.items()))),
+        tuning_source=f"from {tuning_path.name}" if tuning_path else "none: no tuning file",
         guarded=bool(c.host.guards),
         methods=[m.rstrip("\n") for m in c.host.methods],
         functions=[f.rstrip("\n") for f in c.host.functions])
@@ -462,11 +492,13 @@ def build_wheel(pkg: Path, dist_dir: str | Path, *, version: str, images: bool =
 
 def build(src_path: str | Path, out_dir: str | Path, *, name: str | None = None,
           version: str = "0.1.0", backend_default: str = "auto", wheel: bool = False,
-          dist_dir: str | Path | None = None,
-          options: Options | None = None) -> tuple[Path, Path | None]:
+          dist_dir: str | Path | None = None, options: Options | None = None,
+          tuning: str | Path | None = None,
+          find_tuning: bool = True) -> tuple[Path, Path | None]:
     """`futgen build`: the package, and the wheel when asked for."""
     pkg = build_package(src_path, out_dir, name=name, version=version,
-                        backend_default=backend_default, options=options)
+                        backend_default=backend_default, options=options, tuning=tuning,
+                        find_tuning=find_tuning)
     if not wheel:
         return pkg, None
     dist = Path(dist_dir) if dist_dir is not None else Path(out_dir).resolve() / "dist"

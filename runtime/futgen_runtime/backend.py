@@ -7,7 +7,7 @@ decides at instance creation whether it runs on CUDA or NumPy.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from .cpu import CpuBackend
@@ -18,6 +18,7 @@ class Backend(Protocol):
 
     kind: str
     array_type: type  # the backend's arrays: numpy.ndarray or GPUArray
+    device_name: str
 
     def is_contiguous(self, x: Any) -> bool: ...
     def from_host(self, a: Any) -> Any: ...
@@ -41,6 +42,7 @@ class Backend(Protocol):
     def block_fits(self, nbytes: int) -> bool: ...
     @property
     def sm_count(self) -> int: ...
+    def timed(self, run: Callable[[], Any]) -> tuple[Any, float]: ...
     def sync(self) -> None: ...
     def check(self) -> None: ...
 

@@ -7,7 +7,8 @@ this is also the reference the CUDA backend is tested against.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ class CpuBackend:
 
     kind = "cpu"
     array_type = np.ndarray
+    device_name = "CPU (NumPy)"
 
     def __init__(self, *, errors: ErrorTable | None = None) -> None:
         self.errors = dict(errors or {})
@@ -165,6 +167,13 @@ class CpuBackend:
         then fall through to the flattened version, which NumPy runs on
         whole arrays."""
         return False
+
+    @staticmethod
+    def timed(run: Callable[[], Any]) -> tuple[Any, float]:
+        """`run()`'s result and the microseconds it took."""
+        start = time.perf_counter()
+        result = run()
+        return result, (time.perf_counter() - start) * 1e6
 
     def sync(self) -> None:
         """Nothing to wait for: CPU failures raise where they happen."""

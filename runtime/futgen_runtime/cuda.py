@@ -15,7 +15,7 @@ import functools
 import math
 import struct
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,7 @@ class CudaBackend:
         cuda.init()
         self.device = _choose_device(device)
         self.arch = "sm_{}{}".format(*self.device.compute_capability())
+        self.device_name = self.device.name()
         self.errors = dict(errors or {})
         self.cache_dir = cache_dir
         self._ctx = self.device.retain_primary_context()
@@ -295,6 +296,20 @@ class CudaBackend:
                 cuda.Context.synchronize()
             self._pending = False
         self.check()
+
+    def timed(self, run: Callable[[], Any]) -> tuple[Any, float]:
+        """`run()`'s result and the microseconds of device time between CUDA
+        events recorded before and after it (host gaps in between count, as
+        in a real call); waits for its work and raises its failure."""
+        with self._current():
+            start, end = cuda.Event(), cuda.Event()
+            start.record()
+            result = run()
+            end.record()
+            end.synchronize()
+        self._pending = False
+        self.check()
+        return result, start.time_till(end) * 1000.0
 
     def check(self) -> None:
         """Raise a failure of a kernel that has finished, without waiting for
