@@ -7,6 +7,8 @@
                                           print the program after a pass (core, simplify, fuse, ...)
     futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D] [--check-ir]
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
+    futgen bench PROGRAM... [--backend B] [-r N] [--json F] [--tuning F] [-e ENTRY] [--plot PNG]
+    futgen bench --compare OLD.json NEW.json [--plot PNG]
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -118,6 +120,29 @@ def _parser() -> argparse.ArgumentParser:
                       help="run each case under every version of the compiled code (thresholds "
                            "forced along each path of the threshold forest)")
     test.set_defaults(handler=_test)
+
+    bench = sub.add_parser(
+        "bench", help="time entry points on the datasets of their test blocks",
+        description="Time each dataset of the programs' test blocks (not those tagged nobench): "
+        "a warm-up run checked against the expected output, then --runs timed runs, from after "
+        "the inputs are on the device to before the results leave it.  With --compare, set two "
+        "--json files side by side instead.")
+    bench.add_argument("programs", nargs="*", metavar="PROGRAM")
+    bench.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
+                       help="auto (default): CUDA if there is a device, else the CPU backend")
+    bench.add_argument("-r", "--runs", type=int, default=10, help="timed runs per dataset")
+    bench.add_argument("-e", "--entry-point", dest="entry", metavar="NAME",
+                       help="only this entry point's datasets")
+    bench.add_argument("--json", metavar="FILE", help="write the runtimes as futhark bench does")
+    bench.add_argument("--plot", metavar="PNG", help="draw the medians (or the speedups of "
+                       "--compare) into a PNG (needs matplotlib)")
+    bench.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"),
+                       help="compare two --json files: speedup per dataset")
+    bench.add_argument("--tolerance", type=float, default=None,
+                       help="float tolerance of the results check")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _tuning_arguments(bench, "build the programs with")
+    bench.set_defaults(handler=_bench)
 
     _dataset_parser(sub)
     return p
@@ -319,6 +344,71 @@ def _dataset(args: argparse.Namespace) -> int:
         out.write(encode(v, f))
     out.flush()
     return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import json
+
+    from futgen.tune import bench
+
+    if args.compare:
+        if args.programs:
+            raise FutgenError("--compare takes two JSON files and no programs")
+        old, new = (_read_json(f) for f in args.compare)
+        rows = bench.compare(old, new)
+        if not rows:
+            raise FutgenError(f"{args.compare[0]} and {args.compare[1]} share no datasets")
+        for line in bench.comparison_lines(rows):
+            print(line)
+        if args.plot:
+            bench.plot(args.plot, comparisons=rows)
+        return 0
+    if not args.programs:
+        raise FutgenError("no programs to benchmark (or use --compare OLD.json NEW.json)")
+    results = []
+    for program in args.programs:
+        _require_file(program)
+        for result in bench.benchmark(program, args.backend, args.runs, entry=args.entry,
+                                      tuning=args.tuning, find_tuning=not args.no_tuning,
+                                      tolerance=args.tolerance,
+                                      progress=None if args.no_progress else _progress_bar):
+            for line in bench.report_lines(result):
+                print(line, flush=True)
+            results.append(result)
+    if args.json:
+        Path(args.json).write_text(json.dumps(bench.to_json(results), indent=2) + "\n",
+                                   encoding="utf-8")
+    if args.plot:
+        bench.plot(args.plot, results=results)
+    return 1 if any(r.failures for r in results) else 0
+
+
+def _progress_bar(name: str, runs: int):
+    """A progress bar on stderr over one dataset's runs; its update function."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=runs, desc=name[:40], leave=False, file=sys.stderr,
+               disable=not sys.stderr.isatty())
+
+    def update(_us: float) -> None:
+        bar.update()
+        if bar.n >= runs:
+            bar.close()
+
+    return update
+
+
+def _read_json(path: str) -> dict:
+    import json
+
+    _require_file(path)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise FutgenError(f"{path}: not a JSON file: {e}") from None
+    if not isinstance(data, dict):
+        raise FutgenError(f"{path}: expected a JSON object of programs, as futhark bench writes")
+    return data
 
 
 def _test(args: argparse.Namespace) -> int:

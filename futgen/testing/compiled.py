@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
@@ -103,6 +104,26 @@ class CompiledPackage:
         several = len(self.module.ENTRY_POINTS[entry][2]) > 1
         return list(result) if several else [result]
 
+    def time_calls(self, entry: str, args: list[Any], runs: int,
+                   tuning: dict[str, int] | None = None,
+                   on_run: Callable[[float], None] | None = None) -> tuple[list[Any], list[float]]:
+        """`runs` calls of `entry`, timed by the package (`time_calls`): the
+        last call's results (as `call` gives them) and each call's µs.
+        The guards the last call evaluated are then `last_guards(tuning)`."""
+        instance = self._instance(tuning)
+        result, times = instance.time_calls(entry, tuple(_package_value(a) for a in args),
+                                            runs, on_run)
+        several = len(self.module.ENTRY_POINTS[entry][2]) > 1
+        return (list(result) if several else [result]), times
+
+    def last_guards(self, tuning: dict[str, int] | None = None) -> list[tuple[str, int, bool]]:
+        """(threshold, parallelism, taken) of each guard of the last call
+        made with thresholds `tuning`."""
+        return self._instance(tuning).last_guards
+
+    def device_name(self) -> str:
+        return self.instance._backend().device_name
+
     def reference_call(self, entry: str, args: list[Any]) -> list[Any]:
         """The interpreter's results on the same arguments (for random inputs)."""
         if self._reference is None:
@@ -149,11 +170,19 @@ class PackageBackend:
         import futgen.codegen.package  # noqa: F401
 
     def compile(self, path: str) -> CompiledPackage:
-        from futgen.codegen.package import build_package, default_name
+        return compile_package(path, self.kind)
 
-        out = Path(tempfile.mkdtemp(prefix="futgen-test-"))
-        pkg = build_package(path, out, name=default_name(path), backend_default=self.kind)
-        return CompiledPackage(import_package(pkg), self.kind, path)
+
+def compile_package(path: str, backend: str, *, tuning: str | None = None,
+                    find_tuning: bool = True) -> CompiledPackage:
+    """`path` built into a temporary folder (with tuning file `tuning`, else
+    `path.tuning` if present and `find_tuning`) and imported."""
+    from futgen.codegen.package import build_package, default_name
+
+    out = Path(tempfile.mkdtemp(prefix="futgen-test-"))
+    pkg = build_package(path, out, name=default_name(path), backend_default=backend,
+                        tuning=tuning, find_tuning=find_tuning)
+    return CompiledPackage(import_package(pkg), backend, path)
 
 
 def cpu_backend() -> PackageBackend:

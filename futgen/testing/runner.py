@@ -285,7 +285,7 @@ def _run_case(
     if run.auto_output:
         return result(SKIPPED, "auto output needs a reference backend")
     try:
-        args = _input_values(run)
+        args = input_values(run)
         check_arguments(entry, params, args)
         expected = run.expected.load() if run.expected is not None else None
     except DataError as e:
@@ -346,7 +346,7 @@ def _check_call(program: CompiledProgram, entry: str, args: list[Value],
     return FAILED, message, None
 
 
-def _input_values(run: TestRun) -> list[Value]:
+def input_values(run: TestRun) -> list[Value]:
     """A run's arguments; `random input` is generated, seeded by the run's
     position so that every backend sees the same data."""
     if run.input.kind == "random":
