@@ -8,6 +8,7 @@
 #   futhark-tests  futgen test --backend cuda on a carried copy of Futhark's tests
 #                  (futhark-tests/, never committed)
 #   baseline       benchmarks/gpu_baseline.py
+#   tune           benchmarks/tune_matmul.py: autotune the matrix family, test on larger sizes
 #   bash benchmarks/run_gpu.sh [STEP ...]   (from the repository root, OUT set by the device tool)
 set -u
 OUT=${OUT:-/tmp/futgen-gpu-out}
@@ -31,6 +32,8 @@ for step in $steps; do
         | tee "$OUT/futhark_tests_cuda.log" | tail -1 ;;
     baseline)
       python3 benchmarks/gpu_baseline.py --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -12 ;;
+    tune)
+      python3 benchmarks/tune_matmul.py --out "$OUT" 2>&1 | tee "$OUT/tune_matmul.log" | tail -40 ;;
     *) echo "unknown step $step" ;;
   esac
 done

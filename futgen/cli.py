@@ -9,6 +9,7 @@
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen bench PROGRAM... [--backend B] [-r N] [--json F] [--tuning F] [-e ENTRY] [--plot PNG]
     futgen bench --compare OLD.json NEW.json [--plot PNG]
+    futgen autotune PROGRAM [--backend B] [-r N] [--timeout S] [-e ENTRY] [-o FILE]
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -143,6 +144,26 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     _tuning_arguments(bench, "build the programs with")
     bench.set_defaults(handler=_bench)
+
+    tune = sub.add_parser(
+        "autotune", help="tune a program's thresholds on the datasets of its test blocks",
+        description="Find threshold values that run the fastest version on each dataset "
+        "(the monotonic, dataset-sensitive algorithm of Munksgaard et al.) and write them "
+        "to PROGRAM.tuning, which futgen build, test and bench then use.")
+    tune.add_argument("program")
+    tune.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
+                      help="auto (default): CUDA if there is a device, else the CPU backend")
+    tune.add_argument("-r", "--runs", type=int, default=10,
+                      help="timed calls per run; the fastest counts (default 10)")
+    tune.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                      help="a version whose call takes longer loses (default 60)")
+    tune.add_argument("-e", "--entry-point", dest="entry", metavar="NAME",
+                      help="only this entry point's datasets")
+    tune.add_argument("-o", "--output", metavar="FILE",
+                      help="the tuning file (default PROGRAM.tuning)")
+    tune.add_argument("--tolerance", type=float, default=None,
+                      help="float tolerance of the results check")
+    tune.set_defaults(handler=_autotune)
 
     _dataset_parser(sub)
     return p
@@ -396,6 +417,24 @@ def _progress_bar(name: str, runs: int):
             bar.close()
 
     return update
+
+
+def _autotune(args: argparse.Namespace) -> int:
+    import time
+
+    from futgen.tune.autotune import autotune
+
+    _require_file(args.program)
+    start = time.perf_counter()
+    result, text = autotune(args.program, args.backend, args.runs, args.timeout,
+                            entry=args.entry, tolerance=args.tolerance,
+                            say=lambda line: print(line, flush=True))
+    out = Path(args.output or f"{args.program}.tuning")
+    out.write_text(text, encoding="utf-8")
+    tuned = sum(t.interval is not None for t in result.thresholds)
+    print(f"{tuned} of {len(result.thresholds)} thresholds tuned with {result.runs} runs in "
+          f"{time.perf_counter() - start:.1f} s; wrote {out}")
+    return 0
 
 
 def _read_json(path: str) -> dict:

@@ -18,9 +18,12 @@ from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from futgen.pipeline import Options
 
 _COUNTER = count()
 
@@ -116,6 +119,10 @@ class CompiledPackage:
         several = len(self.module.ENTRY_POINTS[entry][2]) > 1
         return (list(result) if several else [result]), times
 
+    def set_tuning(self, values: dict[str, int]) -> None:
+        """Set thresholds of the package's one instance (for runs without `tuning`)."""
+        self.instance.set_tuning(values)
+
     def last_guards(self, tuning: dict[str, int] | None = None) -> list[tuple[str, int, bool]]:
         """(threshold, parallelism, taken) of each guard of the last call
         made with thresholds `tuning`."""
@@ -174,14 +181,15 @@ class PackageBackend:
 
 
 def compile_package(path: str, backend: str, *, tuning: str | None = None,
-                    find_tuning: bool = True) -> CompiledPackage:
-    """`path` built into a temporary folder (with tuning file `tuning`, else
-    `path.tuning` if present and `find_tuning`) and imported."""
+                    find_tuning: bool = True, options: Options | None = None) -> CompiledPackage:
+    """`path` built (with the passes' `options`) into a temporary folder
+    (with tuning file `tuning`, else `path.tuning` if present and
+    `find_tuning`) and imported."""
     from futgen.codegen.package import build_package, default_name
 
     out = Path(tempfile.mkdtemp(prefix="futgen-test-"))
     pkg = build_package(path, out, name=default_name(path), backend_default=backend,
-                        tuning=tuning, find_tuning=find_tuning)
+                        options=options, tuning=tuning, find_tuning=find_tuning)
     return CompiledPackage(import_package(pkg), backend, path)
 
 

@@ -47,6 +47,10 @@ class Tuning:
         # (name, parallelism, taken) of every guard of the last call, in order.
         self.guards: list[tuple[str, int, bool]] = []
 
+    def set(self, values: Mapping[str, int]) -> None:
+        """Set parameters after creation, checked as `tuning=` is."""
+        self._apply(_checked(values, self.params, "set_tuning"))
+
     def _apply(self, values: dict[str, int]) -> None:
         """One source's values over the lower ones: its `default_threshold`
         first, for the version guards, then the names it gives."""

@@ -72,3 +72,41 @@ def test_wheel_with_kernel_images(tmp_path, capsys):
             assert f"mylib/kernels/{image}" in names
     else:
         assert "source only" in capsys.readouterr().err
+
+
+def test_tuning_files_are_baked_into_the_module(tmp_path, capsys):
+    src = tmp_path / "products.fut"
+    shutil.copy(ROOT / "tests" / "programs" / "tune" / "products.fut", src)
+    name = "main.suff_outer_par_0"
+    # PROGRAM.tuning beside the program is taken by default; --no-tuning ignores it.
+    (tmp_path / "products.fut.tuning").write_text(f"-- tuned\n{name}=100\n\n")
+    for flags, baked in (([], {name: 100}), (["--no-tuning"], {})):
+        pkg = tmp_path / "out" / "lib"
+        assert main(["build", str(src), "-o", str(pkg), "--backend", "cpu", *flags]) == 0
+        module = import_package(pkg)
+        assert module.TUNING == baked
+        lib = module.Lib()
+        assert lib.tuning[name] == baked.get(name, module.TUNING_PARAMS[name]["default"])
+        assert module.Lib(tuning={name: 7}).tuning[name] == 7  # instances still override
+    # --tuning FILE wins; its errors name the file, the line and the known names.
+    other = tmp_path / "other.tuning"
+    other.write_text(f"{name}=5\nmain.bogus=1\n")
+    assert main(["build", str(src), "-o", str(tmp_path / "x"), "--tuning", str(other)]) == 1
+    err = capsys.readouterr().err
+    assert f"{other}: unknown tuning parameter main.bogus; this package has: " in err
+    other.write_text(f"{name}=lots\n")
+    assert main(["build", str(src), "-o", str(tmp_path / "x"), "--tuning", str(other)]) == 1
+    assert f"{other}:1: expected a line `name=value`" in capsys.readouterr().err
+    assert main(["build", str(src), "-o", str(tmp_path / "x"), "--tuning", "nope"]) == 1
+    assert "nope: no such tuning file" in capsys.readouterr().err
+
+
+def test_wheels_carry_the_tuned_values(tmp_path, capsys):
+    src = tmp_path / "products.fut"
+    shutil.copy(ROOT / "tests" / "programs" / "tune" / "products.fut", src)
+    (tmp_path / "products.fut.tuning").write_text("main.suff_outer_par_0=100\n")
+    assert main(["build", str(src), "-o", str(tmp_path / "lib"), "--wheel"]) == 0
+    wheel = next((tmp_path / "dist").glob("*.whl"))
+    with zipfile.ZipFile(wheel) as z:
+        module = z.read("lib/__init__.py").decode()
+    assert "TUNING: dict = {'main.suff_outer_par_0': 100}" in module

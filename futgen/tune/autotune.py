@@ -1,0 +1,333 @@
+"""`futgen autotune`: the dataset-sensitive threshold tuner of
+`research/seed002.md` (Munksgaard et al., TFP 2021).
+
+A package's thresholds form a forest (`forest.py`): a guard `T <= P` picks
+its version, else the subtree of its false branch.  The tuner assumes the
+paper's monotonicity: if a version beats the subtree at parallelism P, it
+beats it at every larger P.  Then, per dataset:
+
+1. Thresholds are tuned bottom-up (children before their parent).  Tuning
+   threshold v runs the program with v at infinity and its ancestors forced
+   onto v's branch, which logs the values P that v's guard compared; the
+   candidates are those values and infinity (no other value changes which
+   version runs).  One value (size-invariant) takes one more run; several
+   (size-variant) take a binary search on the gradient between two
+   neighbouring candidates (Fig. 8 of the paper).  The fastest candidate
+   gives the dataset's interval of good values, and v is set to it for the
+   thresholds tuned after it.
+2. Each threshold's intervals are intersected over the datasets.  An empty
+   intersection is a conflict: the datasets cannot all get their best
+   version.  It is reported, and resolved by the largest consistent set of
+   datasets weighted by their run time.  The value written is the upper end
+   of the interval, as Futhark's tuner writes.
+
+A run that fails, runs out of memory or exceeds the timeout counts as a
+loss for its candidate.  Runs are memoised: a run is reused for any setting
+that gives the thresholds its guards compared the same values, since the
+same comparisons then choose the same versions.  So the number of runs
+is deterministic, and printed.  Tile and block sizes are not monotone in
+this sense and are not tuned here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from futgen.gpu.ir import INFINITE_THRESHOLD
+from futgen.tune.bench import Dataset
+from futgen.tune.forest import FORCED, Node, forest
+
+INF = INFINITE_THRESHOLD
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One run: its time in µs (None: failed, out of memory or timed out)
+    and the (threshold, parallelism) of every guard it evaluated."""
+
+    time: float | None
+    guards: tuple[tuple[str, int], ...] = ()
+    why: str = ""
+
+
+# (dataset, thresholds) -> a run of the dataset with those thresholds.
+Runner = Callable[[str, Mapping[str, int]], Measurement]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Threshold values lo..hi, both included (empty if lo > hi)."""
+
+    lo: int
+    hi: int
+
+    def __and__(self, other: Interval) -> Interval:
+        return Interval(max(self.lo, other.lo), min(self.hi, other.hi))
+
+    @property
+    def empty(self) -> bool:
+        return self.lo > self.hi
+
+    def __contains__(self, v: int) -> bool:
+        return self.lo <= v <= self.hi
+
+    def __str__(self) -> str:
+        return f"[{self.lo}, {self.hi}]"
+
+
+@dataclass
+class Tuned:
+    """What tuning found for one threshold."""
+
+    name: str
+    intervals: dict[str, Interval] = field(default_factory=dict)  # dataset -> interval
+    interval: Interval | None = None  # the intersection (of the consistent datasets)
+    left_out: list[str] = field(default_factory=list)  # datasets in conflict, not served
+
+    @property
+    def value(self) -> int | None:
+        return None if self.interval is None else self.interval.hi
+
+
+@dataclass
+class TuneResult:
+    thresholds: list[Tuned]
+    runs: int
+    log: list[str]
+
+    @property
+    def values(self) -> dict[str, int]:
+        return {t.name: t.value for t in self.thresholds if t.value is not None}
+
+
+class _Runs:
+    """The runner, memoised (see the module's text) and counted."""
+
+    def __init__(self, run: Runner) -> None:
+        self.run = run
+        self.count = 0
+        self.done: dict[str, list[tuple[dict[str, int], Measurement]]] = {}
+
+    def __call__(self, dataset: str, tuning: dict[str, int]) -> Measurement:
+        for seen, m in self.done.get(dataset, []):
+            if all(tuning.get(name) == seen.get(name) for name, _ in m.guards):
+                return m
+        m = self.run(dataset, dict(tuning))
+        self.count += 1
+        self.done.setdefault(dataset, []).append((dict(tuning), m))
+        return m
+
+
+def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
+         weights: Mapping[str, float] | None = None,
+         say: Callable[[str], None] | None = None) -> TuneResult:
+    """Tune the thresholds of `params` (a package's TUNING_PARAMS) on
+    `datasets`; `weights` (default: each dataset's best time) rank the
+    datasets where intervals conflict."""
+    log: list[str] = []
+
+    def note(line: str) -> None:
+        log.append(line)
+        if say is not None:
+            say(line)
+
+    order = list(_bottom_up(forest(params)))
+    paths = {node.name: tuple(params[node.name]["path"]) for node in order}
+    runs = _Runs(run)
+    tuned = {node.name: Tuned(node.name) for node in order}
+    best: dict[str, float] = {}
+    for d in datasets:
+        local = {node.name: INF for node in order}
+        for node in order:
+            interval, value, time = _tune_one(node.name, paths[node.name], d, local, runs, note)
+            if interval is not None:
+                tuned[node.name].intervals[d] = interval
+                local[node.name] = value
+            if time is not None:
+                best[d] = time
+    for t in tuned.values():
+        _combine(t, weights if weights is not None else best, note)
+    return TuneResult([tuned[node.name] for node in order], runs.count, log)
+
+
+def _bottom_up(trees: list[Node]) -> Iterator[Node]:
+    """Every node after the nodes of both its branches (post-order)."""
+    for tree in trees:
+        for branch in (True, False):
+            yield from _bottom_up(tree.children[branch])
+        yield tree
+
+
+def _tune_one(v: str, path: tuple[str, ...], d: str, local: dict[str, int], runs: _Runs,
+              note: Callable[[str], None]) -> tuple[Interval | None, int, float | None]:
+    """Threshold `v` on dataset `d`, the thresholds below it set in `local`:
+    (its interval, the value chosen, the best time), or no interval where
+    the dataset never reaches it or its baseline run fails."""
+    forced = {a.lstrip("!"): FORCED[not a.startswith("!")] for a in path}
+    setting = {**local, **forced, v: INF}
+    base = runs(d, setting)
+    if base.time is None:
+        note(f"{v} on {d}: the run with it at infinity failed ({base.why}); no information")
+        return None, INF, None
+    pars = sorted({p for name, p in base.guards if name == v})
+    if not pars:
+        return None, INF, base.time
+    candidates = [*pars, INF]
+    times: dict[int, float | None] = {INF: base.time}
+
+    def time_of(c: int) -> float | None:
+        if c not in times:
+            times[c] = runs(d, {**setting, v: c}).time
+        return times[c]
+
+    lo, hi = 0, len(candidates) - 1
+    while lo < hi:  # the gradient between neighbours says on which side the best one is
+        j = (lo + hi) // 2
+        here, there = time_of(candidates[j]), time_of(candidates[j + 1])
+        if here is not None and (there is None or here < there):
+            hi = j  # v's version wins at pars[j], so at every larger P too
+        else:
+            lo = j + 1
+    k = min((i for i, c in enumerate(candidates) if times.get(c) is not None),
+            key=lambda i: (times[candidates[i]], i != lo))
+    interval = Interval(pars[k - 1] + 1 if k > 0 else 0, candidates[k])
+    shown = ", ".join(map(str, pars)) if len(pars) <= 6 else f"{len(pars)} values"
+    note(f"{v} on {d}: P in {{{shown}}}: {interval} ({_us(times[candidates[k]])})")
+    return interval, candidates[k], times[candidates[k]]
+
+
+def _combine(t: Tuned, weights: Mapping[str, float], note: Callable[[str], None]) -> None:
+    """Intersect a threshold's intervals; in a conflict, keep the datasets
+    of most total weight whose intervals share a value."""
+    if not t.intervals:
+        return
+    whole = Interval(0, INF)
+    for i in t.intervals.values():
+        whole = whole & i
+    if not whole.empty:
+        t.interval = whole
+        return
+    # The best point lies at some interval's lower end.
+    point = max(sorted({i.lo for i in t.intervals.values()}),
+                key=lambda x: sum(weights.get(d, 1.0) for d, i in t.intervals.items() if x in i))
+    kept = {d: i for d, i in t.intervals.items() if point in i}
+    t.left_out = [d for d in t.intervals if d not in kept]
+    t.interval = Interval(0, INF)
+    for i in kept.values():
+        t.interval = t.interval & i
+    note(f"conflict: {t.name} has no value good for every dataset: "
+         + "; ".join(f"{d}: {i}" for d, i in t.intervals.items())
+         + f". Kept {t.interval}, which serves {', '.join(kept)} (the most run time); "
+         f"not served: {', '.join(t.left_out)}")
+
+
+def _us(t: float | None) -> str:
+    return "failed" if t is None else f"{t:,.0f}μs"
+
+
+def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],
+                     header: list[str]) -> str:
+    """A tuning file: `header` and what was found, as `--` comments, then
+    a `name=value` line for each threshold some dataset reached."""
+    lines = [f"-- {h}" for h in header]
+    for t in sorted(result.thresholds, key=lambda t: t.name):
+        if t.interval is None:
+            lines.append(f"-- {t.name}: reached by no dataset; its default "
+                         f"{params[t.name]['default']} stands")
+            continue
+        per = "; ".join(f"{d}: {i}" for d, i in t.intervals.items())
+        lost = f"; conflict, not served: {', '.join(t.left_out)}" if t.left_out else ""
+        lines.append(f"-- {t.name}: {t.interval} ({per}){lost}")
+    lines += [f"{name}={value}" for name, value in sorted(result.values.items())]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- a built package
+
+
+class PackageRunner:
+    """Runs the datasets of a program on its built package (one instance,
+    whose thresholds are set before each run): a warm-up call, checked
+    against the expected results if the test block gives them, then `runs`
+    timed calls, of which the fastest counts.  A warm-up slower than
+    `timeout` seconds is a loss, as is any failure (reported in `why`)."""
+
+    def __init__(self, pkg, datasets: Mapping[str, Dataset], runs: int, timeout: float,
+                 tolerance: float | None = None) -> None:
+        from futgen.data.compare import DEFAULT_TOLERANCE
+
+        self.pkg = pkg
+        self.datasets = datasets
+        self.runs = runs
+        self.timeout = timeout
+        self.tolerance = tolerance or DEFAULT_TOLERANCE
+        self.wrong: list[str] = []  # versions that gave wrong results: compiler bugs
+        self._loaded: tuple[str, list, list | None] | None = None
+
+    def _inputs(self, d: str) -> tuple[list, list | None]:
+        """The dataset's arguments and expected results (the last dataset's kept)."""
+        if self._loaded is None or self._loaded[0] != d:
+            self._loaded = None  # free the last dataset first
+            ds = self.datasets[d]
+            self._loaded = (d, ds.arguments(), ds.expected())
+        return self._loaded[1], self._loaded[2]
+
+    def __call__(self, d: str, tuning: Mapping[str, int]) -> Measurement:
+        from futgen.data.compare import compare_values
+
+        entry = self.datasets[d].entry
+        args, expected = self._inputs(d)
+        self.pkg.set_tuning(dict(tuning))
+        try:
+            results, (first,) = self.pkg.time_calls(entry, args, 1)
+        except Exception as e:  # noqa: BLE001 - a failing version loses, whatever the cause
+            return Measurement(None, self._guards(), f"{type(e).__name__}: {e}")
+        guards = self._guards()
+        if expected is not None:
+            mismatches = compare_values(expected, results, self.tolerance)
+            if mismatches:
+                self.wrong.append(f"{d} with {dict(tuning)}: {mismatches[0]}")
+                return Measurement(None, guards, f"wrong results: {mismatches[0]}")
+        if first > self.timeout * 1e6:
+            return Measurement(None, guards, f"timed out: {first / 1e6:.1f} s")
+        try:
+            _, times = self.pkg.time_calls(entry, args, self.runs)
+        except Exception as e:  # noqa: BLE001
+            return Measurement(None, guards, f"{type(e).__name__}: {e}")
+        return Measurement(min(times), guards)
+
+    def _guards(self) -> tuple[tuple[str, int], ...]:
+        return tuple((name, par) for name, par, _ in self.pkg.last_guards())
+
+
+def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 60.0, *,
+             entry: str | None = None, tolerance: float | None = None,
+             say: Callable[[str], None] | None = None) -> tuple[TuneResult, str]:
+    """Tune `path`'s thresholds on the datasets of its test blocks (those
+    `futgen bench` runs); the result and the tuning file's text."""
+    import datetime
+
+    from futgen.errors import FutgenError
+    from futgen.testing.compiled import compile_package
+    from futgen.tune.bench import datasets as bench_datasets
+
+    if runs < 1:
+        raise FutgenError(f"--runs must be at least 1, got {runs}")
+    chosen = {f"{ds.entry}:{ds.name}": ds for ds in bench_datasets(path, entry)}
+    if not chosen:
+        raise FutgenError(f"{path}: no datasets to tune on (test blocks with inputs, "
+                          "not tagged nobench)")
+    pkg = compile_package(path, backend, find_tuning=False)
+    params = pkg.module.TUNING_PARAMS
+    runner = PackageRunner(pkg, chosen, runs, timeout, tolerance)
+    result = tune(params, list(chosen), runner, say=say)
+    if runner.wrong:
+        raise FutgenError("compiler bug: versions disagree with the expected results:\n"
+                          + "\n".join(runner.wrong))
+    header = [(f"futgen autotune of {path}, {datetime.date.today().isoformat()}, on "
+               f"{pkg.device_name()} ({pkg.instance.backend} backend)"),
+              f"datasets: {', '.join(chosen)}",
+              f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls)",
+              "intervals of good values, overall (per dataset):"]
+    return result, tuning_file_text(result, params, header)

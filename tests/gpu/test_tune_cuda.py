@@ -1,0 +1,49 @@
+"""Timing and tuning on CUDA: CUDA-event timings, the strategy guards the
+tuner sees, and `futgen autotune` end to end.  Run on the GPU machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from futgen.testing.compiled import compile_package
+from futgen.tune.autotune import autotune
+from futgen.tune.forest import version_runs
+
+pytestmark = pytest.mark.gpu
+PRODUCTS = Path(__file__).resolve().parents[1] / "programs" / "tune" / "products.fut"
+
+
+def test_time_calls_and_the_guards_of_every_version() -> None:
+    pkg = compile_package(str(PRODUCTS), "cuda", find_tuning=False)
+    rng = np.random.default_rng(0)
+    a = rng.random((256, 300), dtype=np.float32)
+    b = rng.random((300, 192), dtype=np.float32)
+    seen = set()
+    for setting in version_runs(pkg.module.TUNING_PARAMS):
+        pkg.set_tuning({**{k: p["default"] for k, p in pkg.module.TUNING_PARAMS.items()},
+                        **setting})
+        (c,), times = pkg.time_calls("main", [a, b], 3)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+        assert len(times) == 3 and all(t > 0 for t in times)
+        seen |= {name for name, _, _ in pkg.last_guards()}
+    # The strategies' guards are logged as the version guards are.
+    kinds = {name.split(".")[1].rsplit("_", 1)[0] for name in seen}
+    assert {"suff_outer_par", "segmap_tile", "segmap_unsplit", "segmap_tile_large",
+            "segred_block", "segred_warp", "segred_subwarp"} <= kinds
+
+
+def test_autotune_on_cuda_writes_values_the_build_runs_correctly(tmp_path) -> None:
+    result, text = autotune(str(PRODUCTS), "cuda", runs=3)
+    assert "on NVIDIA" in text.splitlines()[0] and "(cuda backend)" in text
+    assert result.values["main.suff_outer_par_0"] > 0
+    tuning = tmp_path / "products.tuning"
+    tuning.write_text(text)
+    pkg = compile_package(str(PRODUCTS), "cuda", tuning=str(tuning))
+    assert pkg.module.TUNING == result.values
+    rng = np.random.default_rng(1)
+    for n, m, p in ((2, 4096, 2), (128, 4, 128)):
+        a, b = rng.random((n, m), dtype=np.float32), rng.random((m, p), dtype=np.float32)
+        np.testing.assert_allclose(pkg.call("main", [a, b])[0], a @ b, rtol=1e-4)

@@ -1,0 +1,149 @@
+"""The autotuner on deterministic cost models: the worked examples of
+`research/seed002.md` (§2.4, §7.5), a size-variant threshold, conflicting
+datasets, failed runs and the run counts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from futgen.tune.autotune import INF, Interval, Measurement, tune, tuning_file_text
+
+
+def _threshold(*path: str) -> dict:
+    return {"class": "threshold", "default": 32768, "path": path, "doc": ""}
+
+
+# Fig. 1 of the paper: B1: if T1 <= P1 then V1 else (B2: if T2 <= P2 then V2 else V3).
+TREE = {"t1": _threshold(), "t2": _threshold("!t1")}
+
+
+class Tree:
+    """A program with the tree above: per dataset, P1, P2 and each version's time."""
+
+    def __init__(self, datasets: dict[str, tuple[int, int, dict[str, float]]]) -> None:
+        self.datasets = datasets
+        self.calls: list[tuple[str, dict[str, int]]] = []
+
+    def __call__(self, d: str, tuning: Mapping[str, int]) -> Measurement:
+        self.calls.append((d, dict(tuning)))
+        p1, p2, cost = self.datasets[d]
+        if tuning["t1"] <= p1:
+            return Measurement(cost["V1"], (("t1", p1),))
+        version = "V2" if tuning["t2"] <= p2 else "V3"
+        return Measurement(cost[version], (("t1", p1), ("t2", p2)))
+
+
+def test_one_dataset_takes_three_runs_bottom_up() -> None:
+    # §2.4 / §7.5: P1 = 10, P2 = 50; V2 beats V3, V1 loses to V2.
+    program = Tree({"d": (10, 50, {"V1": 30.0, "V2": 10.0, "V3": 20.0})})
+    result = tune(TREE, ["d"], program)
+    t1, t2 = (next(t for t in result.thresholds if t.name == n) for n in ("t1", "t2"))
+    assert [t.name for t in result.thresholds] == ["t2", "t1"]  # children first
+    assert t2.intervals == {"d": Interval(0, 50)}
+    assert t1.intervals == {"d": Interval(11, INF)}
+    assert result.runs == 3
+    # The baseline runs the bottom version; then V2, then V1 with T2 tuned.
+    assert [c["t1"] for _, c in program.calls] == [INF, INF, 10]
+    assert [c["t2"] for _, c in program.calls] == [INF, 50, 50]
+
+
+def test_intervals_intersect_over_datasets() -> None:
+    # §7.5: a second dataset with P1 = 1000 where V1 wins gives T1 in [0, 1000].
+    program = Tree({"small": (10, 50, {"V1": 30.0, "V2": 10.0, "V3": 20.0}),
+                    "large": (1000, 50, {"V1": 5.0, "V2": 10.0, "V3": 20.0})})
+    result = tune(TREE, ["small", "large"], program)
+    t1 = next(t for t in result.thresholds if t.name == "t1")
+    assert t1.intervals == {"small": Interval(11, INF), "large": Interval(0, 1000)}
+    assert t1.interval == Interval(11, 1000) and not t1.left_out
+    assert result.values == {"t1": 1000, "t2": 50}  # the upper ends, as Futhark writes
+    assert result.runs == 6
+    # The values found choose each dataset's best version.
+    for d, best in (("small", "V2"), ("large", "V1")):
+        m = program(d, result.values)
+        assert m.time == program.datasets[d][2][best]
+
+
+def test_a_size_variant_threshold_is_found_by_binary_search() -> None:
+    # §2.5 / §7.5: P takes 10, 50 and 100 in one run; the guarded version
+    # is better only at 100, so T in [51, 100].
+    pars = (10, 50, 100)
+    mine = {10: 5.0, 50: 4.0, 100: 1.0}
+    theirs = {10: 1.0, 50: 2.0, 100: 3.0}
+    calls = []
+
+    def program(d: str, tuning: Mapping[str, int]) -> Measurement:
+        calls.append(tuning["t"])
+        time = sum(mine[p] if tuning["t"] <= p else theirs[p] for p in pars)
+        return Measurement(time, tuple(("t", p) for p in pars))
+
+    result = tune({"t": _threshold()}, ["d"], program)
+    [t] = result.thresholds
+    assert t.intervals == {"d": Interval(51, 100)} and t.value == 100
+    # The baseline, then the neighbours 50 and 100 of the middle: fewer
+    # runs than trying all four candidates.
+    assert calls == [INF, 50, 100]
+    assert result.runs == 3
+
+
+def test_every_cut_of_a_size_variant_threshold_is_recovered() -> None:
+    pars = (10, 50, 100)
+    for cut in (*pars, INF):  # the guarded version wins exactly at P >= cut
+        def program(d: str, tuning: Mapping[str, int], cut: int = cut) -> Measurement:
+            time = sum((1.0 if p >= cut else 3.0) if tuning["t"] <= p
+                       else (2.0 if p >= cut else 1.0) for p in pars)
+            return Measurement(time, tuple(("t", p) for p in pars))
+
+        [t] = tune({"t": _threshold()}, ["d"], program).thresholds
+        assert t.value == cut, cut
+
+
+def test_conflicting_datasets_are_reported_and_the_heavier_served() -> None:
+    # Not monotone: V1 wins at P1 = 10 but loses at P1 = 1000.
+    program = Tree({"wide": (10, 50, {"V1": 1.0, "V2": 10.0, "V3": 20.0}),
+                    "tall": (1000, 50, {"V1": 90.0, "V2": 50.0, "V3": 60.0})})
+    result = tune(TREE, ["wide", "tall"], program)
+    t1 = next(t for t in result.thresholds if t.name == "t1")
+    assert t1.intervals == {"wide": Interval(0, 10), "tall": Interval(1001, INF)}
+    assert t1.left_out == ["wide"] and t1.interval == Interval(1001, INF)
+    assert any(line.startswith("conflict: t1") and "not served: wide" in line
+               for line in result.log)
+    # Weights decide: make the wide dataset the heavier one.
+    result = tune(TREE, ["wide", "tall"], program, weights={"wide": 100.0, "tall": 1.0})
+    t1 = next(t for t in result.thresholds if t.name == "t1")
+    assert t1.left_out == ["tall"] and t1.interval == Interval(0, 10)
+
+
+def test_failed_runs_lose_and_unreached_thresholds_keep_their_defaults() -> None:
+    # V2 runs out of memory: the tuner must avoid it although it would be fastest.
+    def program(d: str, tuning: Mapping[str, int]) -> Measurement:
+        if tuning["t1"] <= 10:
+            return Measurement(30.0, (("t1", 10),))
+        if tuning["t2"] <= 50:
+            return Measurement(None, (("t1", 10), ("t2", 50)), "out of memory")
+        return Measurement(20.0, (("t1", 10), ("t2", 50)))
+
+    params = {**TREE, "unused": _threshold("t1")}
+    result = tune(params, ["d"], program)
+    values = result.values
+    assert values["t2"] == INF and values["t1"] == INF and "unused" not in values
+    text = tuning_file_text(result, params, ["a header"])
+    assert text.splitlines()[0] == "-- a header"
+    assert "-- unused: reached by no dataset; its default 32768 stands" in text
+    assert text.endswith(f"t1={INF}\nt2={INF}\n")
+
+
+def test_a_threshold_under_a_true_branch_is_reached_by_forcing_its_parent() -> None:
+    # t2 matters only where t1 takes its version (strategies inside it).
+    params = {"t1": _threshold(), "t2": _threshold("t1")}
+    seen = []
+
+    def program(d: str, tuning: Mapping[str, int]) -> Measurement:
+        seen.append(dict(tuning))
+        if tuning["t1"] <= 100:
+            fast = tuning["t2"] <= 7
+            return Measurement(5.0 if fast else 8.0, (("t1", 100), ("t2", 7)))
+        return Measurement(10.0, (("t1", 100),))
+
+    result = tune(params, ["d"], program)
+    assert seen[0] == {"t1": 0, "t2": INF}  # forced onto t1's true branch
+    assert result.values == {"t1": 100, "t2": 7}

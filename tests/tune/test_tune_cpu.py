@@ -1,0 +1,123 @@
+"""`futgen bench` and `futgen autotune` end to end on the CPU backend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from futgen.cli import main
+from futgen.testing.compiled import import_package
+from futgen.tune import bench
+from futgen.tune.autotune import INF
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCTS = ROOT / "tests" / "programs" / "tune" / "products.fut"
+FLAT_WINS = (2, 4096, 2)  # the shapes of the datasets: n, m, p
+OUTER_WINS = (128, 4, 128)
+
+
+def _program(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "prog.fut"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_benchmark_datasets_skip_nobench_errors_and_disabled(tmp_path) -> None:
+    path = _program(tmp_path, """
+-- ==
+-- input { 1 } output { 2 }
+-- nobench input { 2 } output { 3 }
+-- input { -1 } error: negative
+-- random input { [10]i32 }
+entry main (x: i32) : i32 = assert (x >= 0) (x + 1)
+entry other (x: i32) : i32 = x
+""")
+    names = [(d.entry, d.name) for d in bench.datasets(path)]
+    assert names == [("main", '#0 ("1i32")'), ("main", "[10]i32")]
+    assert bench.datasets(path, entry="other") == []
+
+
+def test_timings_summary_is_deterministic() -> None:
+    t = bench.Timings([5.0, 3.0, 4.0, 100.0, 4.5])
+    assert (t.min, t.median) == (3.0, 4.5)
+    lo, hi = t.interval()
+    assert lo <= t.median <= hi and (lo, hi) == t.interval()
+    assert bench.Timings([7.0]).interval() == (7.0, 7.0)
+
+
+def test_bench_writes_futharks_json_and_compares(tmp_path, capsys) -> None:
+    path = _program(tmp_path, """
+-- ==
+-- input { [1, 2, 3] } output { 6 }
+-- random input { [1000]i32 }
+entry main (xs: []i32) : i32 = reduce (+) 0 xs
+""")
+    out = tmp_path / "a.json"
+    assert main(["bench", path, "--backend", "cpu", "-r", "3", "--json", str(out),
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert f"{path}:main (no tuning file; cpu, CPU (NumPy)):" in printed
+    assert "median (95% CI" in printed and "3 runs" in printed
+    data = json.loads(out.read_text())
+    sets = data[f"{path}:main"]["datasets"]
+    assert list(sets) == ['#0 ("[1i32, 2i32, 3i32]")', "[1000]i32"]
+    for ds in sets.values():
+        assert len(ds["runtimes"]) == 3 and ds["min"] <= ds["median"]
+    assert main(["bench", "--compare", str(out), str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{path}:main:" and "1.00x" in lines[1] and "within noise" in lines[1]
+
+
+def test_bench_reports_wrong_results_and_fails(tmp_path, capsys) -> None:
+    path = _program(tmp_path, """
+-- ==
+-- input { 1 } output { 3 }
+entry main (x: i32) : i32 = x + 1
+""")
+    assert main(["bench", path, "--backend", "cpu", "-r", "1", "--no-progress"]) == 1
+    assert "wrong result" in capsys.readouterr().out
+
+
+def test_bench_usage_errors(tmp_path, capsys) -> None:
+    assert main(["bench"]) == 1
+    assert "no programs to benchmark" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1]")
+    assert main(["bench", "--compare", str(bad), str(bad)]) == 1
+    assert "expected a JSON object" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_autotune_finds_each_datasets_version_and_build_bakes_it(tmp_path, capsys) -> None:
+    tuning = tmp_path / "products.fut.tuning"
+    assert main(["autotune", str(PRODUCTS), "--backend", "cpu", "-r", "3",
+                 "-o", str(tuning)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tuning}" in out
+    text = tuning.read_text()
+    [line] = [ln for ln in text.splitlines() if not ln.startswith("--")]
+    name, value = line.split("=")
+    assert name == "main.suff_outer_par_0"
+    # Flattened at parallelism 4, the outer version at 16384: any value
+    # in 5..16384 serves both; the tuner writes the upper end.
+    assert f"-- {name}: [5, 16384]" in text and int(value) == 16384
+    assert "nobench" not in text and "[3][5]f32" not in text  # not a training dataset
+
+    pkg = tmp_path / "products"
+    assert main(["build", str(PRODUCTS), "-o", str(pkg), "--backend", "cpu",
+                 "--tuning", str(tuning)]) == 0
+    module = import_package(pkg)
+    assert module.TUNING == {name: 16384}
+    lib = module.Products(backend="cpu")
+    rng = np.random.default_rng(1)
+    for (n, m, p), outer in ((FLAT_WINS, False), (OUTER_WINS, True)):
+        a = rng.random((n, m), dtype=np.float32)
+        b = rng.random((m, p), dtype=np.float32)
+        np.testing.assert_allclose(lib.main(a, b), a @ b, rtol=1e-5)
+        assert lib.last_guards == [(name, n * p, outer)]
+    # Untuned, the default threshold would run the flattened version on both.
+    assert module.TUNING_PARAMS[name]["default"] > 16384
+    assert lib.tuning[name] != INF
