@@ -157,9 +157,10 @@ def _sum_op(loop: ir.Loop, step: list[ir.Stm]) -> str | None:
 def split_count(tiles: str, m: str) -> str:
     """The host expression of how many chunks a split kernel's loop of `m`
     iterations runs in, for `tiles` block tiles: SPLIT_BLOCKS_PER_SM blocks
-    per SM, each chunk at least 4 x SPLIT_TK iterations."""
+    per SM, each chunk at least 4 x SPLIT_TK iterations (no tiles, an empty
+    product: one chunk, never run)."""
     return (f"max(1, min(-(-({m}) // {4 * SPLIT_TK}), "
-            f"-(-({SPLIT_BLOCKS_PER_SM} * b.sm_count) // {tiles})))")
+            f"-(-({SPLIT_BLOCKS_PER_SM} * b.sm_count) // max(1, {tiles}))))")
 
 
 def _may_fail(e: ir.Exp) -> bool:
