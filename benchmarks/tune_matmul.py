@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "runtime"))
 SOURCE = """\
 -- (2^n x 2^m) @ (2^m x 2^n), 2n + m = {total}: the autotuner's training datasets.
 -- ==
+-- entry: matmul
 {datasets}
 entry matmul [n][m][p] (a: [n][m]f32) (b: [m][p]f32) : [n][p]f32 =
   map (\\row -> map (\\col -> f32.sum (map2 (*) row col)) (transpose b)) a

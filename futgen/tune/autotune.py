@@ -310,6 +310,7 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
 
     from futgen.errors import FutgenError
     from futgen.testing.compiled import compile_package
+    from futgen.tune.bench import check_entries
     from futgen.tune.bench import datasets as bench_datasets
 
     if runs < 1:
@@ -319,6 +320,7 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
         raise FutgenError(f"{path}: no datasets to tune on (test blocks with inputs, "
                           "not tagged nobench)")
     pkg = compile_package(path, backend, find_tuning=False)
+    check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
     params = pkg.module.TUNING_PARAMS
     runner = PackageRunner(pkg, chosen, runs, timeout, tolerance)
     result = tune(params, list(chosen), runner, say=say)

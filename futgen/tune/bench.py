@@ -17,7 +17,7 @@ Futhark's keys.  `compare` sets two such files side by side.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +112,18 @@ class ProgramResult:
         return f"{self.program}:{self.entry}"
 
 
+def check_entries(path: str, chosen: list[Dataset], entry_points: Mapping[str, Any]) -> None:
+    """Every dataset's entry point must exist (a test block without
+    `entry:` is for `main`)."""
+    missing = sorted({ds.entry for ds in chosen} - set(entry_points))
+    if missing:
+        lines = sorted({ds.run.line for ds in chosen if ds.entry in missing})
+        raise FutgenError(f"{path}:{lines[0]}: the test blocks give datasets of entry point "
+                          f"{', '.join(missing)}, which the program does not have (it has: "
+                          f"{', '.join(sorted(entry_points)) or 'none'}; a block without "
+                          "'entry:' is for main)")
+
+
 def benchmark(path: str, backend: str = "auto", runs: int = 10, *, entry: str | None = None,
               tuning: str | None = None, find_tuning: bool = True,
               tolerance: float | None = None,
@@ -130,6 +142,7 @@ def benchmark(path: str, backend: str = "auto", runs: int = 10, *, entry: str | 
         raise FutgenError(f"{path}: no datasets to benchmark for entry point {entry!r}")
     used = tuning_file(path, tuning, find_tuning)
     pkg = compile_package(path, backend, tuning=tuning, find_tuning=find_tuning)
+    check_entries(path, chosen, pkg.module.ENTRY_POINTS)
     kind, device = pkg.instance.backend, pkg.device_name()
     results: dict[str, ProgramResult] = {}
     for ds in chosen:

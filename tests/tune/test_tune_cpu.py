@@ -81,6 +81,19 @@ entry main (x: i32) : i32 = x + 1
     assert "wrong result" in capsys.readouterr().out
 
 
+def test_datasets_of_a_missing_entry_point_are_an_error(tmp_path, capsys) -> None:
+    path = _program(tmp_path, """
+-- ==
+-- input { 1 } output { 2 }
+entry inc (x: i32) : i32 = x + 1
+""")
+    for command in (["bench", path, "--no-progress"], ["autotune", path]):
+        assert main([*command, "--backend", "cpu"]) == 1
+        err = capsys.readouterr().err
+        assert f"{path}:3: the test blocks give datasets of entry point main" in err
+        assert "it has: inc" in err
+
+
 def test_bench_usage_errors(tmp_path, capsys) -> None:
     assert main(["bench"]) == 1
     assert "no programs to benchmark" in capsys.readouterr().err
