@@ -159,6 +159,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="a version whose call takes longer loses (default 60)")
     tune.add_argument("-e", "--entry-point", dest="entry", metavar="NAME",
                       help="only this entry point's datasets")
+    tune.add_argument("--noise", type=float, default=0.03, metavar="FRACTION",
+                      help="times within this fraction of each other are a tie, which "
+                           "leaves the threshold to other datasets or its default (0.03)")
     tune.add_argument("-o", "--output", metavar="FILE",
                       help="the tuning file (default PROGRAM.tuning)")
     tune.add_argument("--tolerance", type=float, default=None,
@@ -427,7 +430,7 @@ def _autotune(args: argparse.Namespace) -> int:
     _require_file(args.program)
     start = time.perf_counter()
     result, text = autotune(args.program, args.backend, args.runs, args.timeout,
-                            entry=args.entry, tolerance=args.tolerance,
+                            entry=args.entry, tolerance=args.tolerance, noise=args.noise,
                             say=lambda line: print(line, flush=True))
     out = Path(args.output or f"{args.program}.tuning")
     out.write_text(text, encoding="utf-8")

@@ -12,14 +12,17 @@ beats it at every larger P.  Then, per dataset:
    candidates are those values and infinity (no other value changes which
    version runs).  One value (size-invariant) takes one more run; several
    (size-variant) take a binary search on the gradient between two
-   neighbouring candidates (Fig. 8 of the paper).  The fastest candidate
-   gives the dataset's interval of good values, and v is set to it for the
-   thresholds tuned after it.
+   neighbouring candidates (Fig. 8 of the paper).  The fastest candidate,
+   and its neighbours whose times are within `noise` of it (a tie says
+   nothing), give the dataset's interval of good values; v is set in it
+   for the thresholds tuned after it.
 2. Each threshold's intervals are intersected over the datasets.  An empty
    intersection is a conflict: the datasets cannot all get their best
    version.  It is reported, and resolved by the largest consistent set of
-   datasets weighted by their run time.  The value written is the upper end
-   of the interval, as Futhark's tuner writes.
+   datasets weighted by their run time.  The value written is the one in
+   the interval nearest the compiler's default (Futhark's tuner writes the
+   upper end): where the training datasets do not say, the default stands,
+   and values are not pushed further than they ask.
 
 A run that fails, runs out of memory or exceeds the timeout counts as a
 loss for its candidate.  Runs are memoised: a run is reused for any setting
@@ -75,19 +78,24 @@ class Interval:
     def __str__(self) -> str:
         return f"[{self.lo}, {self.hi}]"
 
+    def nearest(self, v: int) -> int:
+        """The value of the interval nearest `v`."""
+        return min(max(v, self.lo), self.hi)
+
 
 @dataclass
 class Tuned:
     """What tuning found for one threshold."""
 
     name: str
+    default: int
     intervals: dict[str, Interval] = field(default_factory=dict)  # dataset -> interval
     interval: Interval | None = None  # the intersection (of the consistent datasets)
     left_out: list[str] = field(default_factory=list)  # datasets in conflict, not served
 
     @property
     def value(self) -> int | None:
-        return None if self.interval is None else self.interval.hi
+        return None if self.interval is None else self.interval.nearest(self.default)
 
 
 @dataclass
@@ -119,12 +127,16 @@ class _Runs:
         return m
 
 
+NOISE = 0.03  # times within 3% of each other are a tie
+
+
 def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
-         weights: Mapping[str, float] | None = None,
+         weights: Mapping[str, float] | None = None, noise: float = NOISE,
          say: Callable[[str], None] | None = None) -> TuneResult:
     """Tune the thresholds of `params` (a package's TUNING_PARAMS) on
     `datasets`; `weights` (default: each dataset's best time) rank the
-    datasets where intervals conflict."""
+    datasets where intervals conflict; times within `noise` (relative) of
+    each other are a tie."""
     log: list[str] = []
 
     def note(line: str) -> None:
@@ -135,15 +147,16 @@ def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
     order = list(_bottom_up(forest(params)))
     paths = {node.name: tuple(params[node.name]["path"]) for node in order}
     runs = _Runs(run)
-    tuned = {node.name: Tuned(node.name) for node in order}
+    tuned = {node.name: Tuned(node.name, node.default) for node in order}
     best: dict[str, float] = {}
     for d in datasets:
         local = {node.name: INF for node in order}
         for node in order:
-            interval, value, time = _tune_one(node.name, paths[node.name], d, local, runs, note)
+            interval, time = _tune_one(node.name, paths[node.name], d, local, runs, noise,
+                                       note)
             if interval is not None:
                 tuned[node.name].intervals[d] = interval
-                local[node.name] = value
+                local[node.name] = interval.nearest(node.default)
             if time is not None:
                 best[d] = time
     for t in tuned.values():
@@ -160,19 +173,19 @@ def _bottom_up(trees: list[Node]) -> Iterator[Node]:
 
 
 def _tune_one(v: str, path: tuple[str, ...], d: str, local: dict[str, int], runs: _Runs,
-              note: Callable[[str], None]) -> tuple[Interval | None, int, float | None]:
+              noise: float, note: Callable[[str], None]) -> tuple[Interval | None, float | None]:
     """Threshold `v` on dataset `d`, the thresholds below it set in `local`:
-    (its interval, the value chosen, the best time), or no interval where
-    the dataset never reaches it or its baseline run fails."""
+    (its interval, the best time), or no interval where the dataset never
+    reaches it or its baseline run fails."""
     forced = {a.lstrip("!"): FORCED[not a.startswith("!")] for a in path}
     setting = {**local, **forced, v: INF}
     base = runs(d, setting)
     if base.time is None:
         note(f"{v} on {d}: the run with it at infinity failed ({base.why}); no information")
-        return None, INF, None
+        return None, None
     pars = sorted({p for name, p in base.guards if name == v})
     if not pars:
-        return None, INF, base.time
+        return None, base.time
     candidates = [*pars, INF]
     times: dict[int, float | None] = {INF: base.time}
 
@@ -191,10 +204,30 @@ def _tune_one(v: str, path: tuple[str, ...], d: str, local: dict[str, int], runs
             lo = j + 1
     k = min((i for i, c in enumerate(candidates) if times.get(c) is not None),
             key=lambda i: (times[candidates[i]], i != lo))
-    interval = Interval(pars[k - 1] + 1 if k > 0 else 0, candidates[k])
+    first, last = _ties(candidates, times, k, noise)
+    interval = Interval(pars[first - 1] + 1 if first > 0 else 0, candidates[last])
     shown = ", ".join(map(str, pars)) if len(pars) <= 6 else f"{len(pars)} values"
-    note(f"{v} on {d}: P in {{{shown}}}: {interval} ({_us(times[candidates[k]])})")
-    return interval, candidates[k], times[candidates[k]]
+    tie = " (a tie)" if first != last else ""
+    note(f"{v} on {d}: P in {{{shown}}}: {interval}{tie} ({_us(times[candidates[k]])})")
+    return interval, times[candidates[k]]
+
+
+def _ties(candidates: list[int], times: Mapping[int, float | None], k: int,
+          noise: float) -> tuple[int, int]:
+    """The run of measured candidates around the best one, `k`, whose times
+    are within `noise` of its time: (first, last) index."""
+    limit = times[candidates[k]] * (1 + noise)
+
+    def near(i: int) -> bool:
+        t = times.get(candidates[i])
+        return t is not None and t <= limit
+
+    first, last = k, k
+    while first > 0 and near(first - 1):
+        first -= 1
+    while last < len(candidates) - 1 and near(last + 1):
+        last += 1
+    return first, last
 
 
 def _combine(t: Tuned, weights: Mapping[str, float], note: Callable[[str], None]) -> None:
@@ -231,6 +264,8 @@ def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],
     """A tuning file: `header` and what was found, as `--` comments, then
     a `name=value` line for each threshold some dataset reached."""
     lines = [f"-- {h}" for h in header]
+    lines.append("-- each threshold: the values good on every dataset, overall (per dataset); "
+                 "the value written is the one nearest the default")
     for t in sorted(result.thresholds, key=lambda t: t.name):
         if t.interval is None:
             lines.append(f"-- {t.name}: reached by no dataset; its default "
@@ -302,7 +337,7 @@ class PackageRunner:
 
 
 def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 60.0, *,
-             entry: str | None = None, tolerance: float | None = None,
+             entry: str | None = None, tolerance: float | None = None, noise: float = NOISE,
              say: Callable[[str], None] | None = None) -> tuple[TuneResult, str]:
     """Tune `path`'s thresholds on the datasets of its test blocks (those
     `futgen bench` runs); the result and the tuning file's text."""
@@ -323,13 +358,13 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
     check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
     params = pkg.module.TUNING_PARAMS
     runner = PackageRunner(pkg, chosen, runs, timeout, tolerance)
-    result = tune(params, list(chosen), runner, say=say)
+    result = tune(params, list(chosen), runner, noise=noise, say=say)
     if runner.wrong:
         raise FutgenError("compiler bug: versions disagree with the expected results:\n"
                           + "\n".join(runner.wrong))
     header = [(f"futgen autotune of {path}, {datetime.date.today().isoformat()}, on "
                f"{pkg.device_name()} ({pkg.instance.backend} backend)"),
               f"datasets: {', '.join(chosen)}",
-              f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls)",
-              "intervals of good values, overall (per dataset):"]
+              (f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls); "
+               f"times within {noise:.0%} are ties")]
     return result, tuning_file_text(result, params, header)

@@ -55,7 +55,7 @@ def test_intervals_intersect_over_datasets() -> None:
     t1 = next(t for t in result.thresholds if t.name == "t1")
     assert t1.intervals == {"small": Interval(11, INF), "large": Interval(0, 1000)}
     assert t1.interval == Interval(11, 1000) and not t1.left_out
-    assert result.values == {"t1": 1000, "t2": 50}  # the upper ends, as Futhark writes
+    assert result.values == {"t1": 1000, "t2": 50}  # nearest the default, 32768
     assert result.runs == 6
     # The values found choose each dataset's best version.
     for d, best in (("small", "V2"), ("large", "V1")):
@@ -94,7 +94,9 @@ def test_every_cut_of_a_size_variant_threshold_is_recovered() -> None:
             return Measurement(time, tuple(("t", p) for p in pars))
 
         [t] = tune({"t": _threshold()}, ["d"], program).thresholds
-        assert t.value == cut, cut
+        below = max((p for p in pars if p < cut), default=-1)
+        assert t.intervals["d"] == Interval(below + 1, cut), cut
+        assert t.value == min(cut, 32768)  # the value nearest the default
 
 
 def test_conflicting_datasets_are_reported_and_the_heavier_served() -> None:
@@ -124,12 +126,13 @@ def test_failed_runs_lose_and_unreached_thresholds_keep_their_defaults() -> None
 
     params = {**TREE, "unused": _threshold("t1")}
     result = tune(params, ["d"], program)
-    values = result.values
-    assert values["t2"] == INF and values["t1"] == INF and "unused" not in values
+    t1, t2 = (next(t for t in result.thresholds if t.name == n) for n in ("t1", "t2"))
+    assert t2.intervals == {"d": Interval(51, INF)} and t1.intervals == {"d": Interval(11, INF)}
+    assert result.values == {"t1": 32768, "t2": 32768}  # the defaults are good
     text = tuning_file_text(result, params, ["a header"])
     assert text.splitlines()[0] == "-- a header"
     assert "-- unused: reached by no dataset; its default 32768 stands" in text
-    assert text.endswith(f"t1={INF}\nt2={INF}\n")
+    assert text.endswith("t1=32768\nt2=32768\n")
 
 
 def test_a_threshold_under_a_true_branch_is_reached_by_forcing_its_parent() -> None:
@@ -147,3 +150,22 @@ def test_a_threshold_under_a_true_branch_is_reached_by_forcing_its_parent() -> N
     result = tune(params, ["d"], program)
     assert seen[0] == {"t1": 0, "t2": INF}  # forced onto t1's true branch
     assert result.values == {"t1": 100, "t2": 7}
+
+
+def test_times_within_the_noise_are_ties_that_leave_the_default() -> None:
+    # Both datasets run V1 and the rest within 1%: no preference, the
+    # default stands; a third dataset that does prefer decides alone.
+    same = {"V1": 10.0, "V2": 10.05, "V3": 10.1}
+    program = Tree({"a": (10, 50, same), "b": (2000, 50, same),
+                    "c": (100000, 50, {"V1": 5.0, "V2": 10.0, "V3": 20.0})})
+    result = tune(TREE, ["a", "b"], program)
+    t1 = next(t for t in result.thresholds if t.name == "t1")
+    assert t1.intervals == {"a": Interval(0, INF), "b": Interval(0, INF)}
+    assert result.values["t1"] == 32768
+    assert any("(a tie)" in line for line in result.log)
+    result = tune(TREE, ["a", "b", "c"], program)
+    assert result.values["t1"] == 32768  # [0, 100000] holds the default
+    result = tune(TREE, ["a", "b", "c"], program, noise=0.0)  # every difference counts
+    t1 = next(t for t in result.thresholds if t.name == "t1")
+    assert t1.intervals["a"] == Interval(0, 10) and t1.intervals["b"] == Interval(0, 2000)
+    assert t1.interval == Interval(0, 10) and result.values["t1"] == 10
