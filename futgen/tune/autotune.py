@@ -305,7 +305,7 @@ class PackageRunner:
         if self._loaded is None or self._loaded[0] != d:
             self._loaded = None  # free the last dataset first
             ds = self.datasets[d]
-            self._loaded = (d, ds.arguments(), ds.expected())
+            self._loaded = (d, self.pkg.resident(ds.entry, ds.arguments()), ds.expected())
         return self._loaded[1], self._loaded[2]
 
     def __call__(self, d: str, tuning: Mapping[str, int]) -> Measurement:

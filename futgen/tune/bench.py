@@ -162,7 +162,7 @@ def _time_dataset(pkg, ds: Dataset, runs: int, tolerance: float,
     from futgen.data.compare import compare_values
     from futgen.errors import FutharkError
 
-    args = ds.arguments()
+    args = pkg.resident(ds.entry, ds.arguments())
     expected = ds.expected()
     try:
         results, _ = pkg.time_calls(ds.entry, args, 1)
