@@ -9,7 +9,7 @@
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen bench PROGRAM... [--backend B] [-r N] [--json F] [--tuning F] [-e ENTRY] [--plot PNG]
     futgen bench --compare OLD.json NEW.json [--plot PNG]
-    futgen autotune PROGRAM [--backend B] [-r N] [--timeout S] [-e ENTRY] [-o FILE]
+    futgen autotune PROGRAM [--backend B] [-r N] [--timeout S] [-e ENTRY] [--method M] [-o FILE]
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -162,6 +162,10 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--noise", type=float, default=0.03, metavar="FRACTION",
                       help="times within this fraction of each other are a tie, which "
                            "leaves the threshold to other datasets or its default (0.03)")
+    tune.add_argument("--method", choices=("search", "profile"), default="search",
+                      help="search (default): the paper's runs; profile: time each guarded "
+                           "version inside the program and decide a threshold whose "
+                           "parallelism varies within a run from two runs, checked by a third")
     tune.add_argument("-o", "--output", metavar="FILE",
                       help="the tuning file (default PROGRAM.tuning)")
     tune.add_argument("--tolerance", type=float, default=None,
@@ -431,7 +435,7 @@ def _autotune(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result, text = autotune(args.program, args.backend, args.runs, args.timeout,
                             entry=args.entry, tolerance=args.tolerance, noise=args.noise,
-                            say=lambda line: print(line, flush=True))
+                            method=args.method, say=lambda line: print(line, flush=True))
     out = Path(args.output or f"{args.program}.tuning")
     out.write_text(text, encoding="utf-8")
     tuned = sum(t.interval is not None for t in result.thresholds)

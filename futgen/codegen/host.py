@@ -227,6 +227,9 @@ class HostCompiler:
     def if_(self, em: Emitter, stm: ir.Stm, e: ir.If) -> None:
         names = [pyname(p.name) for p in stm.pat]
         guard = self.guards.get(e.cond.name) if isinstance(e.cond, ir.Var) else None
+        if guard is not None:  # profiling times the version the guard chose
+            token = f"{subexp(e.cond)}_t"
+            em.line(f"{token} = self._tuning.enter(b)")
         for cond, body, taken in ((f"if {subexp(e.cond)}:", e.then_, True),
                                   ("else:", e.else_, False)):
             if guard is not None:
@@ -237,6 +240,8 @@ class HostCompiler:
                     em.line(f"{', '.join(names)}, = {tuple_text(results)}")
             if guard is not None:
                 self.branches.pop()
+        if guard is not None:
+            em.line(f"self._tuning.leave(b, {token}, {guard!r})")
 
     def path(self) -> tuple[str, ...]:
         """The guards around the code being compiled, as a tuning parameter's
@@ -300,6 +305,8 @@ class HostCompiler:
             return
         with em.block('if b.kind == "cuda":'):
             public: dict[str, str] = {}
+            if plan.thresholds:  # profiling times the strategies the guards chose
+                em.line(f"{names[0]}_t = self._tuning.enter(b)")
             for t in plan.thresholds:
                 # Named by a count over the program, not the name source:
                 # tuning files stay valid while the compiler changes.
@@ -311,6 +318,8 @@ class HostCompiler:
                 reached = [k if taken else f"not {k}" for k, taken in t.under]
                 em.line(f"{t.key} = {' and '.join([*reached, guard])}")
             _emit_plan(em, plan, names)
+            if plan.thresholds:
+                em.line(f"self._tuning.leave(b, {names[0]}_t)")
         with em.block("else:"):
             self._cpu_segop(em, stm)
 

@@ -138,6 +138,16 @@ class CompiledPackage:
 
         return [put(_package_value(a)) for a in args]
 
+    def profile_call(self, entry: str, args: list[Any]) -> tuple[tuple[str, int, float], ...]:
+        """One call with profiling on: (threshold, parallelism, µs of the
+        code it chose) of each guard it evaluated."""
+        self.instance.profile = True
+        try:
+            self.time_calls(entry, args, 1)
+            return tuple((name, par, us) for name, par, _, us in self.instance.last_regions)
+        finally:
+            self.instance.profile = False
+
     def set_tuning(self, values: dict[str, int]) -> None:
         """Set thresholds of the package's one instance (for runs without `tuning`)."""
         self.instance.set_tuning(values)

@@ -12,7 +12,10 @@ beats it at every larger P.  Then, per dataset:
    candidates are those values and infinity (no other value changes which
    version runs).  One value (size-invariant) takes one more run; several
    (size-variant) take a binary search on the gradient between two
-   neighbouring candidates (Fig. 8 of the paper).  The fastest candidate,
+   neighbouring candidates (Fig. 8 of the paper), or, with the profiling
+   method, two profiled runs (the version at every evaluation, and at
+   none) whose per-evaluation times predict every candidate, and one run
+   that checks the prediction (else the search decides).  The fastest candidate,
    and its neighbours whose times are within `noise` of it (a tie says
    nothing), give the dataset's interval of good values; v is set in it
    for the thresholds tuned after it.
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from futgen.gpu.ir import INFINITE_THRESHOLD
 from futgen.tune.bench import Dataset
@@ -46,12 +50,14 @@ INF = INFINITE_THRESHOLD
 
 @dataclass(frozen=True)
 class Measurement:
-    """One run: its time in µs (None: failed, out of memory or timed out)
-    and the (threshold, parallelism) of every guard it evaluated."""
+    """One run: its time in µs (None: failed, out of memory or timed out),
+    the (threshold, parallelism) of every guard it evaluated, and, if it was
+    profiled, (threshold, parallelism, µs of the code it chose) of each."""
 
     time: float | None
     guards: tuple[tuple[str, int], ...] = ()
     why: str = ""
+    regions: tuple[tuple[str, int, float], ...] = ()
 
 
 # (dataset, thresholds) -> a run of the dataset with those thresholds.
@@ -128,15 +134,19 @@ class _Runs:
 
 
 NOISE = 0.03  # times within 3% of each other are a tie
+METHODS = ("search", "profile")
 
 
 def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
          weights: Mapping[str, float] | None = None, noise: float = NOISE,
-         say: Callable[[str], None] | None = None) -> TuneResult:
+         method: str = "search", say: Callable[[str], None] | None = None) -> TuneResult:
     """Tune the thresholds of `params` (a package's TUNING_PARAMS) on
     `datasets`; `weights` (default: each dataset's best time) rank the
     datasets where intervals conflict; times within `noise` (relative) of
-    each other are a tie."""
+    each other are a tie.  `method` "profile" decides a size-variant
+    threshold from two profiled runs where it can (`_profile_scores`)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown tuning method {method!r}; expected one of {METHODS}")
     log: list[str] = []
 
     def note(line: str) -> None:
@@ -153,7 +163,7 @@ def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
         local = {node.name: INF for node in order}
         for node in order:
             interval, time = _tune_one(node.name, paths[node.name], d, local, runs, noise,
-                                       note)
+                                       method, note)
             if interval is not None:
                 tuned[node.name].intervals[d] = interval
                 local[node.name] = interval.nearest(node.default)
@@ -173,7 +183,8 @@ def _bottom_up(trees: list[Node]) -> Iterator[Node]:
 
 
 def _tune_one(v: str, path: tuple[str, ...], d: str, local: dict[str, int], runs: _Runs,
-              noise: float, note: Callable[[str], None]) -> tuple[Interval | None, float | None]:
+              noise: float, method: str,
+              note: Callable[[str], None]) -> tuple[Interval | None, float | None]:
     """Threshold `v` on dataset `d`, the thresholds below it set in `local`:
     (its interval, the best time), or no interval where the dataset never
     reaches it or its baseline run fails."""
@@ -194,22 +205,70 @@ def _tune_one(v: str, path: tuple[str, ...], d: str, local: dict[str, int], runs
             times[c] = runs(d, {**setting, v: c}).time
         return times[c]
 
-    lo, hi = 0, len(candidates) - 1
-    while lo < hi:  # the gradient between neighbours says on which side the best one is
-        j = (lo + hi) // 2
-        here, there = time_of(candidates[j]), time_of(candidates[j + 1])
-        if here is not None and (there is None or here < there):
-            hi = j  # v's version wins at pars[j], so at every larger P too
-        else:
-            lo = j + 1
-    k = min((i for i, c in enumerate(candidates) if times.get(c) is not None),
-            key=lambda i: (times[candidates[i]], i != lo))
-    first, last = _ties(candidates, times, k, noise)
+    how, scores, k = "search", None, None
+    if method == "profile" and len(pars) > 1:
+        always = runs(d, {**setting, v: candidates[0]})
+        times[candidates[0]] = always.time
+        scores = _profile_scores(v, base, always, candidates)
+        if scores is not None:
+            k = min(range(len(candidates)), key=lambda i: scores[candidates[i]])
+            # The choice, run end to end, must be as fast as the best run seen.
+            chosen = time_of(candidates[k])
+            seen = [t for t in times.values() if t is not None]
+            if chosen is not None and chosen <= min(seen) * (1 + noise):
+                how = "profile"
+            else:
+                scores = None
+    if scores is None:
+        k = _search(candidates, times, time_of)
+        scores = times
+    first, last = _ties(candidates, scores, k, noise)
     interval = Interval(pars[first - 1] + 1 if first > 0 else 0, candidates[last])
     shown = ", ".join(map(str, pars)) if len(pars) <= 6 else f"{len(pars)} values"
     tie = " (a tie)" if first != last else ""
-    note(f"{v} on {d}: P in {{{shown}}}: {interval}{tie} ({_us(times[candidates[k]])})")
+    note(f"{v} on {d}: P in {{{shown}}}: {interval}{tie} ({_us(times[candidates[k]])}; {how})")
     return interval, times[candidates[k]]
+
+
+def _search(candidates: list[int], times: dict[int, float | None],
+            time_of: Callable[[int], float | None]) -> int:
+    """The index of the best candidate, by the gradient between neighbours
+    (Fig. 8 of the paper), which monotonicity makes point to the best."""
+    lo, hi = 0, len(candidates) - 1
+    while lo < hi:
+        j = (lo + hi) // 2
+        here, there = time_of(candidates[j]), time_of(candidates[j + 1])
+        if here is not None and (there is None or here < there):
+            hi = j  # the guarded version wins at pars[j], so at every larger P too
+        else:
+            lo = j + 1
+    return min((i for i, c in enumerate(candidates) if times.get(c) is not None),
+               key=lambda i: (times[candidates[i]], i != lo))
+
+
+def _profile_scores(v: str, never: Measurement, always: Measurement,
+                    candidates: list[int]) -> dict[int, float] | None:
+    """Each candidate's predicted time of the code `v` guards, from two
+    profiled runs: `always` (v's version at every guard evaluation) and
+    `never`.  Setting v to c runs v's version where P >= c: the prefix of
+    `never`'s region times below c plus the suffix of `always`'s from c
+    (Breddam's instrumentation tuner).  None where the runs were not
+    profiled or did not evaluate the guard at the same P in the same order."""
+    if never.time is None or always.time is None:
+        return None
+    mine = [(p, t) for name, p, t in always.regions if name == v]
+    theirs = [(p, t) for name, p, t in never.regions if name == v]
+    if not mine or [p for p, _ in mine] != [p for p, _ in theirs]:
+        return None
+    pars = candidates[:-1]
+    at = {p: i for i, p in enumerate(pars)}
+    with_v, without_v = [0.0] * len(pars), [0.0] * len(pars)
+    for (p, ta), (_, tb) in zip(mine, theirs):
+        with_v[at[p]] += ta
+        without_v[at[p]] += tb
+    below = [0.0, *accumulate(without_v)]  # below[i]: P < pars[i] without v's version
+    from_here = [*accumulate(with_v[::-1])][::-1] + [0.0]  # P >= pars[i] with it
+    return {c: below[i] + from_here[i] for i, c in enumerate(candidates)}
 
 
 def _ties(candidates: list[int], times: Mapping[int, float | None], k: int,
@@ -285,11 +344,12 @@ class PackageRunner:
     """Runs the datasets of a program on its built package (one instance,
     whose thresholds are set before each run): a warm-up call, checked
     against the expected results if the test block gives them, then `runs`
-    timed calls, of which the fastest counts.  A warm-up slower than
-    `timeout` seconds is a loss, as is any failure (reported in `why`)."""
+    timed calls, of which the fastest counts, and with `profile` one more,
+    profiled.  A warm-up slower than `timeout` seconds is a loss, as is any
+    failure (reported in `why`)."""
 
     def __init__(self, pkg, datasets: Mapping[str, Dataset], runs: int, timeout: float,
-                 tolerance: float | None = None) -> None:
+                 tolerance: float | None = None, profile: bool = False) -> None:
         from futgen.data.compare import DEFAULT_TOLERANCE
 
         self.pkg = pkg
@@ -297,6 +357,7 @@ class PackageRunner:
         self.runs = runs
         self.timeout = timeout
         self.tolerance = tolerance or DEFAULT_TOLERANCE
+        self.profile = profile
         self.wrong: list[str] = []  # versions that gave wrong results: compiler bugs
         self._loaded: tuple[str, list, list | None] | None = None
 
@@ -328,9 +389,10 @@ class PackageRunner:
             return Measurement(None, guards, f"timed out: {first / 1e6:.1f} s")
         try:
             _, times = self.pkg.time_calls(entry, args, self.runs)
+            regions = self.pkg.profile_call(entry, args) if self.profile else ()
         except Exception as e:  # noqa: BLE001
             return Measurement(None, guards, f"{type(e).__name__}: {e}")
-        return Measurement(min(times), guards)
+        return Measurement(min(times), guards, regions=regions)
 
     def _guards(self) -> tuple[tuple[str, int], ...]:
         return tuple((name, par) for name, par, _ in self.pkg.last_guards())
@@ -338,6 +400,7 @@ class PackageRunner:
 
 def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 60.0, *,
              entry: str | None = None, tolerance: float | None = None, noise: float = NOISE,
+             method: str = "search",
              say: Callable[[str], None] | None = None) -> tuple[TuneResult, str]:
     """Tune `path`'s thresholds on the datasets of its test blocks (those
     `futgen bench` runs); the result and the tuning file's text."""
@@ -357,8 +420,8 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
     pkg = compile_package(path, backend, find_tuning=False)
     check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
     params = pkg.module.TUNING_PARAMS
-    runner = PackageRunner(pkg, chosen, runs, timeout, tolerance)
-    result = tune(params, list(chosen), runner, noise=noise, say=say)
+    runner = PackageRunner(pkg, chosen, runs, timeout, tolerance, profile=method == "profile")
+    result = tune(params, list(chosen), runner, noise=noise, method=method, say=say)
     if runner.wrong:
         raise FutgenError("compiler bug: versions disagree with the expected results:\n"
                           + "\n".join(runner.wrong))
@@ -366,5 +429,5 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
                f"{pkg.device_name()} ({pkg.instance.backend} backend)"),
               f"datasets: {', '.join(chosen)}",
               (f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls); "
-               f"times within {noise:.0%} are ties")]
+               f"times within {noise:.0%} are ties; the {method} method")]
     return result, tuning_file_text(result, params, header)

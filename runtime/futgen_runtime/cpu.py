@@ -169,6 +169,15 @@ class CpuBackend:
         return False
 
     @staticmethod
+    def mark() -> float:
+        """A point in time, for `elapsed_us`."""
+        return time.perf_counter()
+
+    @staticmethod
+    def elapsed_us(start: float, end: float) -> float:
+        return (end - start) * 1e6
+
+    @staticmethod
     def timed(run: Callable[[], Any]) -> tuple[Any, float]:
         """`run()`'s result and the microseconds it took."""
         start = time.perf_counter()

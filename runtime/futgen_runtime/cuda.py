@@ -297,6 +297,19 @@ class CudaBackend:
             self._pending = False
         self.check()
 
+    def mark(self) -> Any:
+        """A CUDA event recorded now, after the work queued so far."""
+        with self._current():
+            event = cuda.Event()
+            event.record()
+        return event
+
+    def elapsed_us(self, start: Any, end: Any) -> float:
+        """Microseconds of device time between two marks (waits for `end`)."""
+        with self._current():
+            end.synchronize()
+        return start.time_till(end) * 1000.0
+
     def timed(self, run: Callable[[], Any]) -> tuple[Any, float]:
         """`run()`'s result and the microseconds of device time between CUDA
         events recorded before and after it (host gaps in between count, as

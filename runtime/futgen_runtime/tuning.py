@@ -18,6 +18,14 @@ most the parallelism the version exploits.  With logging on (`log=True` or
 `$FUTGEN_LOG` set and not `0`) each guard prints Futhark's line
 `Compared <name> <= <P>: true|false.` to stderr, which the autotuner reads;
 `guards` holds the guards of the last call either way.
+
+With profiling on (`profile=True` or `$FUTGEN_PROFILE` set and not `0`),
+the code each guard chooses (the versions of an `if`, the kernels of a
+strategy cascade) is timed: the host code brackets it with `enter` and
+`leave`, which mark the backend's clock (CUDA events, read only once the
+call is over), and `regions()` gives each guard of the last call with the
+microseconds of the code it chose.  The autotuner's profiling method reads
+them.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .errors import FutgenError
 
@@ -35,7 +44,8 @@ class Tuning:
     """The tuning values of one instance of a package."""
 
     def __init__(self, params: Mapping[str, Mapping], baked: Mapping[str, int],
-                 overrides: Mapping[str, int] | None = None, log: bool = False) -> None:
+                 overrides: Mapping[str, int] | None = None, log: bool = False,
+                 profile: bool = False) -> None:
         self.params = params
         self.values = {name: int(p["default"]) for name, p in params.items()}
         self._apply(_checked(baked, params, "TUNING"))
@@ -43,9 +53,17 @@ class Tuning:
         if path:
             self._apply(read_tuning_file(path, params))
         self._apply(_checked(overrides or {}, params, "tuning="))
-        self.log = log or os.environ.get("FUTGEN_LOG", "0") not in ("", "0")
+        self.log = log or _env_flag("FUTGEN_LOG")
+        self.profile = profile or _env_flag("FUTGEN_PROFILE")
         # (name, parallelism, taken) of every guard of the last call, in order.
         self.guards: list[tuple[str, int, bool]] = []
+        # (index in guards, backend, start mark, end mark) of each timed region.
+        self._spans: list[tuple[int, Any, Any, Any]] = []
+
+    def start_call(self) -> None:
+        """Forget the last call's guards and regions."""
+        self.guards.clear()
+        self._spans.clear()
 
     def set(self, values: Mapping[str, int]) -> None:
         """Set parameters after creation, checked as `tuning=` is."""
@@ -67,6 +85,39 @@ class Tuning:
                   file=sys.stderr)
         self.guards.append((name, int(par), taken))
         return taken
+
+
+    def enter(self, b: Any) -> tuple[int, Any] | None:
+        """The start of code some guards chose (None when not profiling)."""
+        return (len(self.guards), b.mark()) if self.profile else None
+
+    def leave(self, b: Any, token: tuple[int, Any] | None, name: str | None = None) -> None:
+        """The end of the code begun at `token`: it is the region of the last
+        guard `name` evaluated before it began, or, with no name, of every
+        guard evaluated since (the strategy guards of one kernel plan)."""
+        if token is None:
+            return
+        start_index, start = token
+        end = b.mark()
+        if name is None:
+            chosen = range(start_index, len(self.guards))
+        else:
+            chosen = [next((i for i in range(start_index - 1, -1, -1)
+                            if self.guards[i][0] == name), -1)]
+        self._spans += [(i, b, start, end) for i in chosen if i >= 0]
+
+    def regions(self) -> list[tuple[str, int, bool, float]]:
+        """(name, parallelism, taken, microseconds of the code it chose) of
+        the last call's timed guards, in the order they were evaluated."""
+        out = []
+        for i, b, start, end in sorted(self._spans, key=lambda s: s[0]):
+            name, par, taken = self.guards[i]
+            out.append((name, par, taken, b.elapsed_us(start, end)))
+        return out
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "0") not in ("", "0")
 
 
 def read_tuning_file(path: str | Path, params: Mapping[str, Mapping]) -> dict[str, int]:

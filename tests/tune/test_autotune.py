@@ -169,3 +169,47 @@ def test_times_within_the_noise_are_ties_that_leave_the_default() -> None:
     t1 = next(t for t in result.thresholds if t.name == "t1")
     assert t1.intervals["a"] == Interval(0, 10) and t1.intervals["b"] == Interval(0, 2000)
     assert t1.interval == Interval(0, 10) and result.values["t1"] == 10
+
+
+class Variant:
+    """One guard evaluated at P = 10, 20, ..., 320 in a run (a LUD-like
+    loop); its version costs `mine(P)` there, the rest `theirs(P)`; with
+    `hidden`, the version also costs that much outside its timed region."""
+
+    def __init__(self, cut: int, hidden: float = 0.0) -> None:
+        self.pars = [10 * (i + 1) for i in range(32)]
+        self.cut, self.hidden, self.calls = cut, hidden, 0
+
+    def __call__(self, d: str, tuning: Mapping[str, int]) -> Measurement:
+        self.calls += 1
+        regions, total = [], 0.0
+        for p in self.pars:
+            taken = tuning["t"] <= p
+            t = (1.0 if p >= self.cut else 3.0) if taken else 2.0
+            total += t + (self.hidden if taken else 0.0)
+            regions.append(("t", p, t))
+        return Measurement(total, tuple(("t", p) for p in self.pars), regions=tuple(regions))
+
+
+def test_the_profile_method_decides_a_size_variant_threshold_from_three_runs() -> None:
+    found = {}
+    for method in ("search", "profile"):
+        program = Variant(cut=170)
+        result = tune({"t": _threshold()}, ["d"], program, method=method, noise=0.0)
+        [t] = result.thresholds
+        found[method] = (t.intervals["d"], result.runs)
+        assert any(line.endswith(f"; {method})") for line in result.log)
+    assert found["profile"][0] == found["search"][0] == Interval(161, 170)
+    # The baseline, the version everywhere, and the check of the choice;
+    # the search needs two runs per halving of the 33 candidates.
+    assert found["profile"][1] == 3 and found["search"][1] >= 9
+
+
+def test_the_profile_method_falls_back_to_the_search_when_its_choice_is_slow() -> None:
+    # The version's regions look fast, but it costs more outside them: the
+    # end-to-end check of the profile's choice fails and the search decides.
+    program = Variant(cut=170, hidden=5.0)
+    result = tune({"t": _threshold()}, ["d"], program, method="profile", noise=0.0)
+    [t] = result.thresholds
+    assert t.intervals["d"] == Interval(321, INF)  # never the version
+    assert any(line.endswith("; search)") for line in result.log)

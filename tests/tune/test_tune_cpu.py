@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from futgen.cli import main
+from futgen.codegen.package import build_package
 from futgen.testing.compiled import import_package
 from futgen.tune import bench
 from futgen.tune.autotune import INF
@@ -134,3 +135,22 @@ def test_autotune_finds_each_datasets_version_and_build_bakes_it(tmp_path, capsy
     # Untuned, the default threshold would run the flattened version on both.
     assert module.TUNING_PARAMS[name]["default"] > 16384
     assert lib.tuning[name] != INF
+
+
+def test_profiling_times_the_version_each_guard_chose(tmp_path) -> None:
+    program = ROOT / "tests" / "programs" / "tune" / "lud_shaped.fut"
+    module = import_package(build_package(program, tmp_path, name="lud", backend_default="cpu"))
+    [guard] = [k for k in module.TUNING_PARAMS if ".suff_outer_par" in k]
+    a = np.random.default_rng(0).random((6, 6), dtype=np.float32)
+    lib = module.Lud(tuning={guard: 10})
+    lib.main(a.copy())
+    assert lib.last_regions == []  # profiling is off
+    lib.profile = True
+    want = lib.main(a.copy())
+    regions = lib.last_regions
+    # One region per step, the guard's parallelism (6 - k)^2, its version
+    # taken from 10 on, each timed.
+    assert [(name, p, taken) for name, p, taken, _ in regions] == \
+        [(guard, (6 - k) ** 2, (6 - k) ** 2 >= 10) for k in range(6)]
+    assert all(us > 0 for *_, us in regions)
+    np.testing.assert_allclose(module.Lud(tuning={guard: 0}).main(a.copy()), want, rtol=1e-5)
