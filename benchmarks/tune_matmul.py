@@ -88,6 +88,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--train", type=int, default=20)
+    ap.add_argument("--strategies", action="store_true",
+                    help="also tune the kernels' strategy guards")
     ap.add_argument("--test", default="20,25,28",
                     help="sizes 2n + m to time (the training size first predicts slow versions)")
     args = ap.parse_args()
@@ -103,7 +105,8 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     src = program(out, args.train)
     t0 = time.perf_counter()
-    result, text = autotune(str(src), "cuda", RUNS, 30.0, say=lambda s: print(s, flush=True))
+    result, text = autotune(str(src), "cuda", RUNS, 30.0, strategies=args.strategies,
+                            say=lambda s: print(s, flush=True))
     tune_s = time.perf_counter() - t0
     tuning = Path(f"{src}.tuning")
     tuning.write_text(text)

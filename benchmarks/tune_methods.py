@@ -42,6 +42,8 @@ def main() -> None:
     ap.add_argument("--program")
     ap.add_argument("--sizes", default="128,512")
     ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--strategies", action="store_true",
+                    help="also tune the kernels' strategy guards")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     out = Path(args.out)
@@ -55,7 +57,7 @@ def main() -> None:
     for method in ("search", "profile"):
         start = time.perf_counter()
         result, text = autotune(str(program), args.backend, 10, 60.0, method=method,
-                                say=lambda s: print(s, flush=True))
+                                strategies=args.strategies, say=lambda s: print(s, flush=True))
         seconds = time.perf_counter() - start
         tuning = out / f"{program.name}.{method}.tuning"
         tuning.write_text(text)

@@ -166,6 +166,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="search (default): the paper's runs; profile: time each guarded "
                            "version inside the program and decide a threshold whose "
                            "parallelism varies within a run from two runs, checked by a third")
+    tune.add_argument("--strategies", action="store_true",
+                      help="also tune the kernels' strategy guards (tiles, split loops, "
+                           "reduction strategies), not only the version guards")
     tune.add_argument("-o", "--output", metavar="FILE",
                       help="the tuning file (default PROGRAM.tuning)")
     tune.add_argument("--tolerance", type=float, default=None,
@@ -435,7 +438,8 @@ def _autotune(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result, text = autotune(args.program, args.backend, args.runs, args.timeout,
                             entry=args.entry, tolerance=args.tolerance, noise=args.noise,
-                            method=args.method, say=lambda line: print(line, flush=True))
+                            method=args.method, strategies=args.strategies,
+                            say=lambda line: print(line, flush=True))
     out = Path(args.output or f"{args.program}.tuning")
     out.write_text(text, encoding="utf-8")
     tuned = sum(t.interval is not None for t in result.thresholds)

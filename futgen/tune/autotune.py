@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+from futgen_runtime.tuning import GUARD_MARK
+
 from futgen.gpu.ir import INFINITE_THRESHOLD
 from futgen.tune.bench import Dataset
 from futgen.tune.forest import FORCED, Node, forest
@@ -400,10 +402,15 @@ class PackageRunner:
 
 def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 60.0, *,
              entry: str | None = None, tolerance: float | None = None, noise: float = NOISE,
-             method: str = "search",
+             method: str = "search", strategies: bool = False,
              say: Callable[[str], None] | None = None) -> tuple[TuneResult, str]:
     """Tune `path`'s thresholds on the datasets of its test blocks (those
-    `futgen bench` runs); the result and the tuning file's text."""
+    `futgen bench` runs); the result and the tuning file's text.  The
+    version guards are tuned, as Futhark's tuner does; with `strategies`,
+    the kernels' strategy guards too (tiles, split loops, reduction
+    strategies), whose defaults were chosen for the device by hand and
+    whose best values depend on more than their P (a loop's length, say),
+    so that small training datasets can mislead them."""
     import datetime
 
     from futgen.errors import FutgenError
@@ -419,7 +426,8 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
                           "not tagged nobench)")
     pkg = compile_package(path, backend, find_tuning=False)
     check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
-    params = pkg.module.TUNING_PARAMS
+    params = {name: p for name, p in pkg.module.TUNING_PARAMS.items()
+              if strategies or GUARD_MARK in name}
     runner = PackageRunner(pkg, chosen, runs, timeout, tolerance, profile=method == "profile")
     result = tune(params, list(chosen), runner, noise=noise, method=method, say=say)
     if runner.wrong:

@@ -39,6 +39,10 @@ def test_autotune_on_cuda_writes_values_the_build_runs_correctly(tmp_path) -> No
     result, text = autotune(str(PRODUCTS), "cuda", runs=3)
     assert "on NVIDIA" in text.splitlines()[0] and "(cuda backend)" in text
     assert result.values["main.suff_outer_par_0"] > 0
+    # The version guards only, unless the strategies are asked for.
+    assert [t.name for t in result.thresholds] == ["main.suff_outer_par_0"]
+    everything, _ = autotune(str(PRODUCTS), "cuda", runs=3, strategies=True)
+    assert {t.name for t in everything.thresholds} == set(pkg_params())
     tuning = tmp_path / "products.tuning"
     tuning.write_text(text)
     pkg = compile_package(str(PRODUCTS), "cuda", tuning=str(tuning))
@@ -47,3 +51,7 @@ def test_autotune_on_cuda_writes_values_the_build_runs_correctly(tmp_path) -> No
     for n, m, p in ((2, 4096, 2), (128, 4, 128)):
         a, b = rng.random((n, m), dtype=np.float32), rng.random((m, p), dtype=np.float32)
         np.testing.assert_allclose(pkg.call("main", [a, b])[0], a @ b, rtol=1e-4)
+
+
+def pkg_params() -> list[str]:
+    return list(compile_package(str(PRODUCTS), "cuda", find_tuning=False).module.TUNING_PARAMS)
