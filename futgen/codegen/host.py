@@ -308,20 +308,28 @@ class HostCompiler:
             if plan.thresholds:  # profiling times the strategies the guards chose
                 em.line(f"{names[0]}_t = self._tuning.enter(b)")
             for t in plan.thresholds:
-                # Named by a count over the program, not the name source:
-                # tuning files stay valid while the compiler changes.
-                name = f"{self.function_name}.{t.key.rstrip('0123456789')}{len(self.tuning_params)}"
+                name = self._public_name(t.key)
                 public[t.key] = name
                 under = gpu.path_entries((public[k], taken) for k, taken in t.under)
                 self.tuning_params[name] = ("threshold", t.default, self.path() + under, t.doc)
                 guard = f"self._tuning.guard({name!r}, int({t.par}))"
                 reached = [k if taken else f"not {k}" for k, taken in t.under]
                 em.line(f"{t.key} = {' and '.join([*reached, guard])}")
+            for size in plan.block_sizes:
+                name = self._public_name(size.key)
+                self.tuning_params[name] = ("tblock_size", size.default, self.path(), size.doc)
+                em.line(f"{size.key} = self._tuning.block_size({name!r})")
             _emit_plan(em, plan, names)
             if plan.thresholds:
                 em.line(f"self._tuning.leave(b, {names[0]}_t)")
         with em.block("else:"):
             self._cpu_segop(em, stm)
+
+    def _public_name(self, key: str) -> str:
+        """A plan's tuning parameter as the package names it: numbered by a
+        count over the program, not the name source, so tuning files stay
+        valid while the compiler changes."""
+        return f"{self.function_name}.{key.rstrip('0123456789')}{len(self.tuning_params)}"
 
     def _cpu_segop(self, em: Emitter, stm: ir.Stm) -> None:
         """A SegOp as vectorised NumPy, or (threads with private arrays) the

@@ -365,12 +365,17 @@ def tuning_file(src_path: str | Path, tuning: str | Path | None,
     return beside if find_tuning and beside.is_file() else None
 
 
-def _baked_tuning(path: Path | None, params: dict) -> dict[str, int]:
+def _baked_tuning(path: Path | None,
+                  params: dict[str, tuple[str, int, tuple[str, ...], str]]) -> dict[str, int]:
     """The values of tuning file `path`, checked against the program's
     parameters (an unknown name is an error that lists the known ones)."""
     from futgen_runtime.tuning import read_tuning_file
 
-    return {} if path is None else read_tuning_file(path, params)
+    if path is None:
+        return {}
+    described = {name: {"class": cls, "default": default, "path": where}
+                 for name, (cls, default, where, _) in params.items()}
+    return read_tuning_file(path, described)
 
 
 def _check_replaceable(pkg: Path) -> None:

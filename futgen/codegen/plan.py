@@ -119,6 +119,19 @@ class Threshold:
 
 
 @dataclass(frozen=True, slots=True)
+class BlockSize:
+    """A tunable block size: the host binds `key` to the instance's setting
+    of `<function>.<base>_<k>` (class `tblock_size`, default `default`), and
+    launches take it as their `block`.  Only kernels whose code does not
+    depend on the block size get one (grid-stride loops, no shared memory,
+    no per-thread memory sized by the thread count)."""
+
+    key: str
+    default: int
+    doc: str
+
+
+@dataclass(frozen=True, slots=True)
 class KernelPlan:
     """Everything the host does for one SegOp statement, in order.
 
@@ -137,3 +150,4 @@ class KernelPlan:
     errors: tuple[ErrorSite, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
     lets: tuple[tuple[str, str], ...] = ()  # (host variable, Python expression), in order
+    block_sizes: tuple[BlockSize, ...] = ()

@@ -157,6 +157,10 @@ class CompiledPackage:
         made with thresholds `tuning`."""
         return self._instance(tuning).last_guards
 
+    def last_block_sizes(self, tuning: dict[str, int] | None = None) -> list[str]:
+        """The block sizes the last call made with thresholds `tuning` used."""
+        return self._instance(tuning).last_block_sizes
+
     def device_name(self) -> str:
         return self.instance._backend().device_name
 

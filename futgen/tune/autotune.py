@@ -31,8 +31,12 @@ A run that fails, runs out of memory or exceeds the timeout counts as a
 loss for its candidate.  Runs are memoised: a run is reused for any setting
 that gives the thresholds its guards compared the same values, since the
 same comparisons then choose the same versions.  So the number of runs
-is deterministic, and printed.  Tile and block sizes are not monotone in
-this sense and are not tuned here.
+is deterministic, and printed.
+
+Block sizes (class `tblock_size`) are not monotone in anything the program
+shows, so after the thresholds each one a run used is tried at every
+candidate size on the datasets that use it (`tune_block_sizes`).  Tile
+sizes are fixed when the package is built and are not tuned.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from futgen_runtime.tuning import GUARD_MARK
+import numpy as np
+from futgen_runtime.tuning import GUARD_MARK, TBLOCK_SIZE
 
 from futgen.gpu.ir import INFINITE_THRESHOLD
 from futgen.tune.bench import Dataset
@@ -60,6 +65,7 @@ class Measurement:
     guards: tuple[tuple[str, int], ...] = ()
     why: str = ""
     regions: tuple[tuple[str, int, float], ...] = ()
+    block_sizes: tuple[str, ...] = ()  # the block sizes its launches used
 
 
 # (dataset, thresholds) -> a run of the dataset with those thresholds.
@@ -107,14 +113,27 @@ class Tuned:
 
 
 @dataclass
+class SizeTuned:
+    """What tuning found for one block size: the chosen value and each
+    candidate's time relative to the default (geometric mean over the
+    datasets that use it; inf where a run failed)."""
+
+    name: str
+    value: int
+    relative: dict[int, float]
+
+
+@dataclass
 class TuneResult:
     thresholds: list[Tuned]
     runs: int
     log: list[str]
+    block_sizes: list[SizeTuned] = field(default_factory=list)
 
     @property
     def values(self) -> dict[str, int]:
-        return {t.name: t.value for t in self.thresholds if t.value is not None}
+        found = {t.name: t.value for t in self.thresholds if t.value is not None}
+        return {**found, **{b.name: b.value for b in self.block_sizes}}
 
 
 class _Runs:
@@ -174,6 +193,53 @@ def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
     for t in tuned.values():
         _combine(t, weights if weights is not None else best, note)
     return TuneResult([tuned[node.name] for node in order], runs.count, log)
+
+
+BLOCK_SIZES = (64, 128, 256, 512, 1024)
+
+
+def tune_block_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
+                     thresholds: Mapping[str, int], noise: float = NOISE,
+                     say: Callable[[str], None] | None = None) -> tuple[list[SizeTuned], int]:
+    """After the thresholds (their values `thresholds`): each block size some
+    dataset's run uses, by trying every candidate of BLOCK_SIZES on the
+    datasets that use it, the others at their values so far.  Block sizes
+    are not monotone in anything the program shows, so this is a small
+    exhaustive search per kernel, not the thresholds' algorithm.  A
+    candidate replaces the default only if its geometric mean time relative
+    to the default's is below 1 - `noise`.  (the sizes, the runs made)"""
+    done: dict[tuple[str, tuple], Measurement] = {}
+
+    def measure(d: str, setting: dict[str, int]) -> Measurement:
+        key = (d, tuple(sorted(setting.items())))
+        if key not in done:
+            done[key] = run(d, setting)
+        return done[key]
+
+    setting = {**thresholds, **{name: int(p["default"]) for name, p in params.items()}}
+    users: dict[str, list[str]] = {}
+    for d in datasets:
+        for name in measure(d, setting).block_sizes:
+            users.setdefault(name, []).append(d)
+    found = []
+    for name in sorted(users):
+        default = int(params[name]["default"])
+        base = {d: measure(d, setting).time for d in users[name]}
+        relative = {}
+        for c in BLOCK_SIZES:
+            times = {d: measure(d, {**setting, name: c}).time for d in users[name]}
+            ratios = [times[d] / base[d] if times[d] and base[d] else float("inf")
+                      for d in users[name]]
+            relative[c] = float(np.exp(np.mean(np.log(ratios))))
+        best = min(relative, key=relative.get)
+        value = best if relative[best] < 1 - noise else default
+        setting[name] = value
+        found.append(SizeTuned(name, value, relative))
+        if say is not None:
+            shown = ", ".join(f"{c}: {r:.2f}" for c, r in relative.items())
+            say(f"{name} on {len(users[name])} dataset(s): {value} (time relative to "
+                f"{default}: {shown})")
+    return found, len(done)
 
 
 def _bottom_up(trees: list[Node]) -> Iterator[Node]:
@@ -335,6 +401,10 @@ def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],
         per = "; ".join(f"{d}: {i}" for d, i in t.intervals.items())
         lost = f"; conflict, not served: {', '.join(t.left_out)}" if t.left_out else ""
         lines.append(f"-- {t.name}: {t.interval} ({per}){lost}")
+    for b in result.block_sizes:
+        shown = ", ".join(f"{c}: {r:.2f}" for c, r in b.relative.items())
+        lines.append(f"-- {b.name}: time relative to the default {params[b.name]['default']}: "
+                     f"{shown}")
     lines += [f"{name}={value}" for name, value in sorted(result.values.items())]
     return "\n".join(lines) + "\n"
 
@@ -394,7 +464,8 @@ class PackageRunner:
             regions = self.pkg.profile_call(entry, args) if self.profile else ()
         except Exception as e:  # noqa: BLE001
             return Measurement(None, guards, f"{type(e).__name__}: {e}")
-        return Measurement(min(times), guards, regions=regions)
+        return Measurement(min(times), guards, regions=regions,
+                           block_sizes=tuple(self.pkg.last_block_sizes()))
 
     def _guards(self) -> tuple[tuple[str, int], ...]:
         return tuple((name, par) for name, par, _ in self.pkg.last_guards())
@@ -430,6 +501,12 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
               if strategies or GUARD_MARK in name}
     runner = PackageRunner(pkg, chosen, runs, timeout, tolerance, profile=method == "profile")
     result = tune(params, list(chosen), runner, noise=noise, method=method, say=say)
+    sizes = {name: p for name, p in pkg.module.TUNING_PARAMS.items()
+             if p["class"] == TBLOCK_SIZE}
+    if sizes:
+        result.block_sizes, size_runs = tune_block_sizes(
+            sizes, list(chosen), runner, {**result.values}, noise, say)
+        result.runs += size_runs
     if runner.wrong:
         raise FutgenError("compiler bug: versions disagree with the expected results:\n"
                           + "\n".join(runner.wrong))

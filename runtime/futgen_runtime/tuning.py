@@ -9,9 +9,11 @@ are Futhark's: `name=value` lines, blank lines and `--` comments.
 Of Futhark's global names, `default_threshold` is taken: in a source it sets
 every version guard (`<entry>.suff_outer_par_<k>`, `.suff_intra_par_<k>`,
 whose defaults are the global default threshold) that the same source does
-not name; the strategy thresholds keep their own defaults.  Block and tile
-sizes are fixed when a package is built, so `default_tblock_size` and
-`default_tile_size` are refused with that reason.
+not name; the strategy thresholds keep their own defaults.  So is
+`default_tblock_size`, for every block size (class `tblock_size`: the
+kernels whose code does not depend on it; a multiple of 32 from 32 to
+1024).  Tile sizes are fixed when a package is built, so `default_tile_size`
+is refused with that reason.
 
 A version guard (`Tuning.guard`) takes its version when the threshold is at
 most the parallelism the version exploits.  With logging on (`log=True` or
@@ -59,22 +61,35 @@ class Tuning:
         self.guards: list[tuple[str, int, bool]] = []
         # (index in guards, backend, start mark, end mark) of each timed region.
         self._spans: list[tuple[int, Any, Any, Any]] = []
+        # The block sizes the last call's launches read.
+        self.blocks_read: set[str] = set()
 
     def start_call(self) -> None:
-        """Forget the last call's guards and regions."""
+        """Forget the last call's guards, regions and block sizes."""
         self.guards.clear()
         self._spans.clear()
+        self.blocks_read.clear()
+
+    def block_size(self, name: str) -> int:
+        """Block size `name`'s value, noting that the call used it."""
+        self.blocks_read.add(name)
+        return self.values[name]
 
     def set(self, values: Mapping[str, int]) -> None:
         """Set parameters after creation, checked as `tuning=` is."""
         self._apply(_checked(values, self.params, "set_tuning"))
 
     def _apply(self, values: dict[str, int]) -> None:
-        """One source's values over the lower ones: its `default_threshold`
-        first, for the version guards, then the names it gives."""
+        """One source's values over the lower ones: its global defaults
+        first, for the version guards and the block sizes, then the names it
+        gives."""
         default = values.pop(DEFAULT_THRESHOLD, None)
         if default is not None:
             self.values.update((name, default) for name in self.params if GUARD_MARK in name)
+        block = values.pop(DEFAULT_TBLOCK_SIZE, None)
+        if block is not None:
+            self.values.update((name, block) for name, p in self.params.items()
+                               if p["class"] == TBLOCK_SIZE)
         self.values.update(values)
 
     def guard(self, name: str, par: int) -> bool:
@@ -138,17 +153,19 @@ def read_tuning_file(path: str | Path, params: Mapping[str, Mapping]) -> dict[st
 
 
 DEFAULT_THRESHOLD = "default_threshold"
+DEFAULT_TBLOCK_SIZE = "default_tblock_size"
+TBLOCK_SIZE = "tblock_size"  # the class of block sizes
 GUARD_MARK = ".suff_"  # in the names of version guards (suff_outer_par, suff_intra_par)
-_FIXED = ("default_tblock_size", "default_tile_size")
+_FIXED = ("default_tile_size",)
 
 
 def _checked(values: Mapping[str, int], params: Mapping[str, Mapping],
              source: str) -> dict[str, int]:
     fixed = sorted(set(values) & set(_FIXED))
     if fixed:
-        raise FutgenError(f"{source}: {', '.join(fixed)} cannot be tuned: block and tile sizes "
+        raise FutgenError(f"{source}: {', '.join(fixed)} cannot be tuned: tile sizes "
                           "are fixed when the package is built")
-    unknown = sorted(set(values) - set(params) - {DEFAULT_THRESHOLD})
+    unknown = sorted(set(values) - set(params) - {DEFAULT_THRESHOLD, DEFAULT_TBLOCK_SIZE})
     if unknown:
         known = ", ".join(sorted(params)) or "none"
         raise FutgenError(f"{source}: unknown tuning parameter {', '.join(unknown)}; "
@@ -156,4 +173,8 @@ def _checked(values: Mapping[str, int], params: Mapping[str, Mapping],
     for name, v in values.items():
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise FutgenError(f"{source}: tuning parameter {name} must be an integer, got {v!r}")
+        is_block = name == DEFAULT_TBLOCK_SIZE or params.get(name, {}).get("class") == TBLOCK_SIZE
+        if is_block and not (32 <= v <= 1024 and v % 32 == 0):
+            raise FutgenError(f"{source}: block size {name} must be a multiple of 32 from 32 "
+                              f"to 1024, got {v}")
     return {name: int(v) for name, v in values.items()}

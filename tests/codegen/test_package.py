@@ -47,8 +47,9 @@ def test_every_example_builds(path, tmp_path):
     assert (pkg / "_futgen_runtime" / "__init__.py").is_file()
     module = import_package(pkg)
     assert module.ENTRY_POINTS and module.TUNING == {}
-    # Strategy thresholds (segmented reductions, histograms) are listed with defaults.
-    assert all(p["class"] == "threshold" and p["default"] > 0
+    # Strategy thresholds (segmented reductions, histograms) and block sizes
+    # are listed with defaults.
+    assert all(p["class"] in ("threshold", "tblock_size") and p["default"] > 0
                for p in module.TUNING_PARAMS.values())
     assert hasattr(module, class_name(default_name(path)))
 

@@ -55,3 +55,19 @@ def test_autotune_on_cuda_writes_values_the_build_runs_correctly(tmp_path) -> No
 
 def pkg_params() -> list[str]:
     return list(compile_package(str(PRODUCTS), "cuda", find_tuning=False).module.TUNING_PARAMS)
+
+
+def test_block_sizes_are_read_and_every_valid_size_gives_the_same_results() -> None:
+    pkg = compile_package(str(PRODUCTS), "cuda", find_tuning=False)
+    params = pkg.module.TUNING_PARAMS
+    sizes = [k for k, p in params.items() if p["class"] == "tblock_size"]
+    outer = next(k for k in params if ".suff_outer_par" in k)
+    tile = next(k for k in params if ".segmap_tile_" in k and "large" not in k)
+    rng = np.random.default_rng(2)
+    a = rng.random((37, 50), dtype=np.float32)
+    b = rng.random((50, 1000), dtype=np.float32)
+    for size in (32, 64, 1024):  # the plain kernel: outer version, not tiled
+        pkg.set_tuning({outer: 0, tile: 2_000_000_000, **dict.fromkeys(sizes, size)})
+        (c,), _ = pkg.time_calls("main", [a, b], 1)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+        assert pkg.last_block_sizes() == sizes

@@ -81,8 +81,28 @@ def test_default_threshold_sets_the_guards_a_source_does_not_name(tmp_path, monk
     assert t.values["main.suff_outer_par_0"] == 1 and t.values["main.suff_intra_par_2"] == 1
 
 
-@pytest.mark.parametrize("name", ["default_tblock_size", "default_tile_size"])
-def test_block_and_tile_sizes_are_refused_with_the_reason(name):
-    with pytest.raises(FutgenError, match=rf"tuning=: {name} cannot be tuned: block and tile "
+def test_tile_sizes_are_refused_with_the_reason():
+    with pytest.raises(FutgenError, match=r"tuning=: default_tile_size cannot be tuned: tile "
                                           r"sizes are fixed when the package is built"):
-        Tuning(PARAMS, {}, {name: 256})
+        Tuning(PARAMS, {}, {"default_tile_size": 256})
+
+
+BLOCKS = {**PARAMS, "main.segmap_tblock_size_2": {"class": "tblock_size", "default": 256,
+                                                  "path": (), "doc": ""},
+          "main.segmap_tblock_size_3": {"class": "tblock_size", "default": 256,
+                                        "path": (), "doc": ""}}
+
+
+def test_block_sizes_are_set_one_by_one_or_all_by_default_tblock_size():
+    t = Tuning(BLOCKS, {}, {"default_tblock_size": 128, "main.segmap_tblock_size_3": 1024})
+    assert t.values["main.segmap_tblock_size_2"] == 128
+    assert t.values["main.segmap_tblock_size_3"] == 1024
+    assert t.values["main.segred_block_1"] == 8192  # a threshold, not a block size
+
+
+@pytest.mark.parametrize("value", [0, 100, 2048, -32])
+def test_block_sizes_must_be_multiples_of_32_up_to_1024(value):
+    for name in ("main.segmap_tblock_size_2", "default_tblock_size"):
+        with pytest.raises(FutgenError, match=rf"tuning=: block size {name} must be a multiple "
+                                              rf"of 32 from 32 to 1024, got {value}"):
+            Tuning(BLOCKS, {}, {name: value})

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from futgen.tune.autotune import INF, Interval, Measurement, tune, tuning_file_text
+from futgen.tune.autotune import (
+    INF,
+    Interval,
+    Measurement,
+    tune,
+    tune_block_sizes,
+    tuning_file_text,
+)
 
 
 def _threshold(*path: str) -> dict:
@@ -213,3 +220,28 @@ def test_the_profile_method_falls_back_to_the_search_when_its_choice_is_slow() -
     [t] = result.thresholds
     assert t.intervals["d"] == Interval(321, INF)  # never the version
     assert any(line.endswith("; search)") for line in result.log)
+
+
+def test_block_sizes_are_searched_on_the_datasets_that_use_them() -> None:
+    params = {"k.segmap_tblock_size_1": {"class": "tblock_size", "default": 256, "path": ()},
+              "k.segmap_tblock_size_2": {"class": "tblock_size", "default": 256, "path": ()},
+              "k.segmap_tblock_size_3": {"class": "tblock_size", "default": 256, "path": ()}}
+    best = {"a": 512, "b": 512}  # kernel 1 runs fastest with 512 threads a block
+    calls = []
+
+    def program(d: str, tuning: Mapping[str, int]) -> Measurement:
+        calls.append(d)
+        used = ("k.segmap_tblock_size_1", "k.segmap_tblock_size_2")
+        one = 100.0 * (1 + abs(tuning["k.segmap_tblock_size_1"] - best[d]) / 1024)
+        two = 50.0 * (1 + 0.01 * (tuning["k.segmap_tblock_size_2"] != 256))
+        return Measurement(one + two, block_sizes=used if d == "a" else used[:1])
+
+    found, runs = tune_block_sizes(params, ["a", "b"], program, {})
+    values = {f.name: f.value for f in found}
+    # Kernel 3 never runs; kernel 2 gains nothing beyond the noise: its default stays.
+    assert values == {"k.segmap_tblock_size_1": 512, "k.segmap_tblock_size_2": 256}
+    first = next(f for f in found if f.name == "k.segmap_tblock_size_1")
+    assert first.relative[256] == 1.0 and first.relative[512] < first.relative[128]
+    # A baseline per dataset; each other candidate once per dataset that uses
+    # the size (kernel 2: dataset a only).
+    assert runs == len(calls) == 2 + 4 * 2 + 4

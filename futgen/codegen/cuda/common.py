@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
 from futgen.codegen.cuda.lower import ErrorTable, KernelLowering, c_name
-from futgen.codegen.plan import CTYPES, KernelPlan, Launch, Temp, Threshold
+from futgen.codegen.plan import CTYPES, BlockSize, KernelPlan, Launch, Temp, Threshold
 from futgen.core import ir
 from futgen.gpu.ir import SegBinOp
 
@@ -52,6 +52,7 @@ class SegCompile:
     launches: list[Launch] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
+    block_sizes: list[BlockSize] = field(default_factory=list)
     lets: list[tuple[str, str]] = field(default_factory=list)
 
     def lowering(self) -> KernelLowering:
@@ -99,6 +100,13 @@ class SegCompile:
         self.thresholds.append(Threshold(key, default, doc, par, under))
         return key
 
+    def block_size(self, base: str, doc: str) -> str:
+        """A new tunable block size (`BlockSize`, default BLOCK); its host
+        variable's name, for a launch's `block`."""
+        key = self.fresh(base)
+        self.block_sizes.append(BlockSize(key, BLOCK, doc))
+        return key
+
     def add_kernel(self, name: str, source: str, low: KernelLowering, threads: str,
                    block: int | str = BLOCK, when: str | None = None,
                    shared_bytes: int | str = 0) -> None:
@@ -121,7 +129,8 @@ class SegCompile:
     def plan(self, results: Sequence[tuple[str, str]]) -> KernelPlan:
         return KernelPlan("\n\n".join(self.sources) + "\n", tuple(self.temps),
                           tuple(self.outputs), tuple(self.launches), tuple(results),
-                          tuple(self.errors.sites), tuple(self.thresholds), tuple(self.lets))
+                          tuple(self.errors.sites), tuple(self.thresholds), tuple(self.lets),
+                          tuple(self.block_sizes))
 
 
 def pointer(low: KernelLowering, t: Temp) -> str:

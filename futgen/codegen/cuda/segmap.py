@@ -67,6 +67,7 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     dims = [low.subexp(d) for d in op.space.dims]
     flat = low.fresh("flat")
     threads = sc.host_product(op.space.dims)
+    block: int | str = BLOCK
     if binds_arrays(op.body) or any(isinstance(t, ir.ArrayT) for t in op.ret):
         threads = f"min({threads}, b.max_grid({BLOCK}) * {BLOCK})"
         low.mem = PrivateMemory(op.body, _allocator(sc, low, threads),
@@ -83,7 +84,9 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     when = None
     if tiling is not None:
         when = f"not ({_tiled(sc, op, tiling, outs)})"
-    sc.kernel("segmap", low, _grid_stride(low, dims, flat, inner), threads, when=when)
+    if low.mem is None:  # per-thread memory is sized for blocks of BLOCK
+        block = sc.block_size("segmap_tblock_size", "threads per block of the plain kernel")
+    sc.kernel("segmap", low, _grid_stride(low, dims, flat, inner), threads, block, when=when)
     return sc.plan([("array", t.name) for t in outs])
 
 
