@@ -9,7 +9,8 @@
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen bench PROGRAM... [--backend B] [-r N] [--json F] [--tuning F] [-e ENTRY] [--plot PNG]
     futgen bench --compare OLD.json NEW.json [--plot PNG]
-    futgen autotune PROGRAM [--backend B] [-r N] [--timeout S] [-e ENTRY] [--method M] [-o FILE]
+    futgen autotune PROGRAM [--backend B] [-r N] [--timeout S] [-e ENTRY] [--method M]
+                            [--noise F] [--strategies] [-o FILE]
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -156,12 +157,15 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("-r", "--runs", type=int, default=10,
                       help="timed calls per run; the fastest counts (default 10)")
     tune.add_argument("--timeout", type=float, default=60.0, metavar="S",
-                      help="a version whose call takes longer loses (default 60)")
+                      help="a version whose first call took longer loses, and is not called "
+                           "again (a call is not interrupted; default 60)")
     tune.add_argument("-e", "--entry-point", dest="entry", metavar="NAME",
                       help="only this entry point's datasets")
-    tune.add_argument("--noise", type=float, default=0.03, metavar="FRACTION",
+    from futgen.tune import NOISE
+
+    tune.add_argument("--noise", type=float, default=NOISE, metavar="FRACTION",
                       help="times within this fraction of each other are a tie, which "
-                           "leaves the threshold to other datasets or its default (0.03)")
+                           f"leaves the threshold to other datasets or its default ({NOISE})")
     tune.add_argument("--method", choices=("search", "profile"), default="search",
                       help="search (default): the paper's runs; profile: time each guarded "
                            "version inside the program and decide a threshold whose "
@@ -267,11 +271,12 @@ def _pass_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _tuning_arguments(p: argparse.ArgumentParser, use: str) -> None:
-    p.add_argument("--tuning", metavar="FILE",
-                   help=f"tuning file (name=value lines) to {use} (default: PROGRAM.tuning "
-                        "beside the program, if present)")
-    p.add_argument("--no-tuning", action="store_true",
-                   help="ignore PROGRAM.tuning: the compiler's default thresholds")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--tuning", metavar="FILE",
+                       help=f"tuning file (name=value lines) to {use} (default: PROGRAM.tuning "
+                            "beside the program, if present)")
+    group.add_argument("--no-tuning", action="store_true",
+                       help="ignore PROGRAM.tuning: the compiler's default thresholds")
 
 
 def _options(args: argparse.Namespace) -> Options:
@@ -435,12 +440,17 @@ def _autotune(args: argparse.Namespace) -> int:
     from futgen.tune.autotune import autotune
 
     _require_file(args.program)
+    if args.noise < 0 or args.timeout <= 0:
+        raise FutgenError("--noise must be at least 0 and --timeout more than 0")
+    out = Path(args.output or f"{args.program}.tuning")
+    if args.entry is not None and args.output is None and out.exists():
+        raise FutgenError(f"{out} exists: tuning one entry point would drop the other entry "
+                          "points' values from it; name the output with -o")
     start = time.perf_counter()
     result, text = autotune(args.program, args.backend, args.runs, args.timeout,
                             entry=args.entry, tolerance=args.tolerance, noise=args.noise,
                             method=args.method, strategies=args.strategies,
                             say=lambda line: print(line, flush=True))
-    out = Path(args.output or f"{args.program}.tuning")
     out.write_text(text, encoding="utf-8")
     tuned = sum(t.interval is not None for t in result.thresholds)
     print(f"{tuned} of {len(result.thresholds)} thresholds tuned with {result.runs} runs in "

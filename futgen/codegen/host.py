@@ -314,6 +314,8 @@ class HostCompiler:
                 self.tuning_params[name] = ("threshold", t.default, self.path() + under, t.doc)
                 guard = f"self._tuning.guard({name!r}, int({t.par}))"
                 reached = [k if taken else f"not {k}" for k, taken in t.under]
+                if t.requires is not None:
+                    reached.append(f"({t.requires})")
                 em.line(f"{t.key} = {' and '.join([*reached, guard])}")
             for size in plan.block_sizes:
                 name = self._public_name(size.key)

@@ -317,9 +317,10 @@ def default_name(src_path: str | Path) -> str:
 
 def class_name(name: str) -> str:
     """`my_lib` -> `MyLib`: the package's class (`SProgram` for `s`, whose
-    plain class name would hide the module's own `S`)."""
+    plain class name would hide the module's own `S`; `NoneProgram` for
+    `none`, whose would be a keyword)."""
     cls = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) or "Program"
-    return cls + "Program" if cls in _MODULE_NAMES else cls
+    return cls + "Program" if cls in _MODULE_NAMES or keyword.iskeyword(cls) else cls
 
 
 def build_package(src_path: str | Path, out_dir: str | Path, *, name: str | None = None,

@@ -107,8 +107,11 @@ class Threshold:
     guard does (`Tuning.guard`: logged, so the autotuner sees `par`);
     `TUNING_PARAMS` lists it.  `under`: the plan's thresholds (key, branch)
     that must hold for this one to matter (a strategy cascade), which its
-    ancestor path records; where they do not, the guard is not evaluated
-    and `key` is false.
+    ancestor path records; where they do not, or the host condition
+    `requires` (whether the strategy can run at all) is false, the guard is
+    not evaluated and `key` is false.  `par` and `requires` may read host
+    sizes only: guards are bound before the plan's `lets`, which may read
+    them.
     """
 
     key: str
@@ -116,6 +119,7 @@ class Threshold:
     doc: str
     par: str
     under: tuple[tuple[str, bool], ...] = ()
+    requires: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

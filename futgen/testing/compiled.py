@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib.util
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
@@ -83,15 +84,36 @@ class CompiledPackage:
     def call(self, entry: str, args: list[Any],
              tuning: dict[str, int] | None = None) -> list[Any]:
         """Run an entry point (with thresholds `tuning` over the package's
-        defaults); the package's own (vendored) errors are re-raised
-        as the compiler's, which the runner knows: run-time failures and
-        argument sizes that disagree as FutharkError (Futhark's compiled
-        programs fail so too), other rejected arguments as DataError."""
+        defaults); errors as `_compiler_errors` says."""
+        method = getattr(self._instance(tuning), self.module.ENTRY_METHODS[entry])
+        with self._compiler_errors():
+            result = method(*(_package_value(a) for a in args))
+        return self._results(entry, result)
+
+    def time_calls(self, entry: str, args: list[Any], runs: int,
+                   on_run: Callable[[float], None] | None = None) -> tuple[list[Any], list[float]]:
+        """`runs` calls of `entry` on the package's instance, timed by the
+        package (`time_calls`): the last call's results (as `call` gives
+        them) and each call's µs; errors as `_compiler_errors` says."""
+        with self._compiler_errors():
+            result, times = self.instance.time_calls(
+                entry, tuple(_package_value(a) for a in args), runs, on_run)
+        return self._results(entry, result), times
+
+    def _results(self, entry: str, result: Any) -> list[Any]:
+        several = len(self.module.ENTRY_POINTS[entry][2]) > 1
+        return list(result) if several else [result]
+
+    @contextmanager
+    def _compiler_errors(self) -> Iterator[None]:
+        """The package's own (vendored) errors re-raised as the compiler's,
+        which the runner knows: run-time failures and argument sizes that
+        disagree as FutharkError (Futhark's compiled programs fail so too),
+        other rejected arguments as DataError."""
         from futgen.errors import DataError, FutharkError
 
-        method = getattr(self._instance(tuning), self.module.ENTRY_METHODS[entry])
         try:
-            result = method(*(_package_value(a) for a in args))
+            yield
         except self.module.FutharkError as e:
             err = FutharkError(e.message, e.loc)
             err.calls = list(e.calls)
@@ -104,26 +126,16 @@ class CompiledPackage:
             raise FutharkError(str(e)) from None
         except self.module.ArgumentError as e:
             raise DataError(str(e)) from None
-        several = len(self.module.ENTRY_POINTS[entry][2]) > 1
-        return list(result) if several else [result]
 
-    def time_calls(self, entry: str, args: list[Any], runs: int,
-                   tuning: dict[str, int] | None = None,
-                   on_run: Callable[[float], None] | None = None) -> tuple[list[Any], list[float]]:
-        """`runs` calls of `entry`, timed by the package (`time_calls`): the
-        last call's results (as `call` gives them) and each call's µs.
-        The guards the last call evaluated are then `last_guards(tuning)`."""
-        instance = self._instance(tuning)
-        result, times = instance.time_calls(entry, tuple(_package_value(a) for a in args),
-                                            runs, on_run)
-        several = len(self.module.ENTRY_POINTS[entry][2]) > 1
-        return (list(result) if several else [result]), times
+    def consumes(self, entry: str) -> bool:
+        """Whether `entry` consumes (updates in place) one of its arguments."""
+        return any(t.startswith("*") for t in self.module.ENTRY_POINTS[entry][1])
 
     def resident(self, entry: str, args: list[Any]) -> list[Any]:
         """`args` as the package's backend keeps them (on the device, for
         CUDA), so that repeated calls do not upload them again; as they are
         where `entry` consumes an argument (each call must get fresh ones)."""
-        if any(t.startswith("*") for t in self.module.ENTRY_POINTS[entry][1]):
+        if self.consumes(entry):
             return args
         b = self.instance._backend()
 
@@ -152,14 +164,13 @@ class CompiledPackage:
         """Set thresholds of the package's one instance (for runs without `tuning`)."""
         self.instance.set_tuning(values)
 
-    def last_guards(self, tuning: dict[str, int] | None = None) -> list[tuple[str, int, bool]]:
-        """(threshold, parallelism, taken) of each guard of the last call
-        made with thresholds `tuning`."""
-        return self._instance(tuning).last_guards
+    def last_guards(self) -> list[tuple[str, int, bool]]:
+        """(threshold, parallelism, taken) of each guard of the instance's last call."""
+        return self.instance.last_guards
 
-    def last_block_sizes(self, tuning: dict[str, int] | None = None) -> list[str]:
-        """The block sizes the last call made with thresholds `tuning` used."""
-        return self._instance(tuning).last_block_sizes
+    def last_block_sizes(self) -> list[str]:
+        """The block sizes the instance's last call used."""
+        return self.instance.last_block_sizes
 
     def device_name(self) -> str:
         return self.instance._backend().device_name

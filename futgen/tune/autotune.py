@@ -4,21 +4,23 @@
 A package's thresholds form a forest (`forest.py`): a guard `T <= P` picks
 its version, else the subtree of its false branch.  The tuner assumes the
 paper's monotonicity: if a version beats the subtree at parallelism P, it
-beats it at every larger P.  Then, per dataset:
+beats it at every larger P.  Then:
 
-1. Thresholds are tuned bottom-up (children before their parent).  Tuning
-   threshold v runs the program with v at infinity and its ancestors forced
-   onto v's branch, which logs the values P that v's guard compared; the
-   candidates are those values and infinity (no other value changes which
-   version runs).  One value (size-invariant) takes one more run; several
-   (size-variant) take a binary search on the gradient between two
-   neighbouring candidates (Fig. 8 of the paper), or, with the profiling
-   method, two profiled runs (the version at every evaluation, and at
-   none) whose per-evaluation times predict every candidate, and one run
-   that checks the prediction (else the search decides).  The fastest candidate,
-   and its neighbours whose times are within `noise` of it (a tie says
-   nothing), give the dataset's interval of good values; v is set in it
-   for the thresholds tuned after it.
+1. Thresholds are tuned bottom-up (children before their parent), each on
+   every dataset with the thresholds below it at their final values (the
+   order of Futhark's tuner: a conflict below is settled before its parent
+   is tuned).  Tuning threshold v on a dataset runs the program with v at
+   infinity and its ancestors forced onto v's branch, which logs the values
+   P that v's guard compared; the candidates are those values and infinity
+   (no other value changes which version runs).  One value (size-invariant)
+   takes one more run; several (size-variant) take a binary search on the
+   gradient between two neighbouring candidates (Fig. 8 of the paper), or,
+   with the profiling method, two profiled runs (the version at every
+   evaluation, and at none) whose per-evaluation times predict every
+   candidate, and one run that checks the value to be used (else the
+   search decides).  The fastest candidate, and its neighbours whose times
+   are within `noise` of it (a tie says nothing), give the dataset's
+   interval of good values.
 2. Each threshold's intervals are intersected over the datasets.  An empty
    intersection is a conflict: the datasets cannot all get their best
    version.  It is reported, and resolved by the largest consistent set of
@@ -28,10 +30,11 @@ beats it at every larger P.  Then, per dataset:
    and values are not pushed further than they ask.
 
 A run that fails, runs out of memory or exceeds the timeout counts as a
-loss for its candidate.  Runs are memoised: a run is reused for any setting
-that gives the thresholds its guards compared the same values, since the
-same comparisons then choose the same versions.  So the number of runs
-is deterministic, and printed.
+loss for its candidate (a failing baseline too, where the guard was
+reached).  Runs are memoised: a run is reused for any setting that takes
+the same branch at every guard evaluation it logged, since it then runs the
+same versions.  The runs are counted and printed; for a given outcome of
+the comparisons, their number is fixed.
 
 Block sizes (class `tblock_size`) are not monotone in anything the program
 shows, so after the thresholds each one a run used is tried at every
@@ -49,6 +52,7 @@ import numpy as np
 from futgen_runtime.tuning import GUARD_MARK, TBLOCK_SIZE
 
 from futgen.gpu.ir import INFINITE_THRESHOLD
+from futgen.tune import NOISE
 from futgen.tune.bench import Dataset
 from futgen.tune.forest import FORCED, Node, forest
 
@@ -146,7 +150,7 @@ class _Runs:
 
     def __call__(self, dataset: str, tuning: dict[str, int]) -> Measurement:
         for seen, m in self.done.get(dataset, []):
-            if all(tuning.get(name) == seen.get(name) for name, _ in m.guards):
+            if _same_choices(tuning, seen, m.guards):
                 return m
         m = self.run(dataset, dict(tuning))
         self.count += 1
@@ -154,7 +158,21 @@ class _Runs:
         return m
 
 
-NOISE = 0.03  # times within 3% of each other are a tie
+def _same_choices(a: Mapping[str, int], b: Mapping[str, int],
+                  guards: tuple[tuple[str, int], ...]) -> bool:
+    """Whether thresholds `a` and `b` take the same branch at every guard
+    evaluation (name, P) of a run (a name neither sets keeps the instance's
+    value): then they run the same versions."""
+    for name, p in guards:
+        x, y = a.get(name), b.get(name)
+        if x is None or y is None:
+            if x != y:
+                return False
+        elif (x <= p) != (y <= p):
+            return False
+    return True
+
+
 METHODS = ("search", "profile")
 
 
@@ -180,18 +198,20 @@ def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
     runs = _Runs(run)
     tuned = {node.name: Tuned(node.name, node.default) for node in order}
     best: dict[str, float] = {}
-    for d in datasets:
-        local = {node.name: INF for node in order}
-        for node in order:
-            interval, time = _tune_one(node.name, paths[node.name], d, local, runs, noise,
-                                       method, note)
+    chosen: dict[str, int] = {}  # the values of the thresholds tuned so far
+    for node in order:
+        t = tuned[node.name]
+        local = {n.name: chosen.get(n.name, INF) for n in order}
+        for d in datasets:
+            interval, time = _tune_one(node.name, node.default, paths[node.name], d, local,
+                                       runs, noise, method, note)
             if interval is not None:
-                tuned[node.name].intervals[d] = interval
-                local[node.name] = interval.nearest(node.default)
+                t.intervals[d] = interval
             if time is not None:
                 best[d] = time
-    for t in tuned.values():
         _combine(t, weights if weights is not None else best, note)
+        if t.value is not None:
+            chosen[node.name] = t.value
     return TuneResult([tuned[node.name] for node in order], runs.count, log)
 
 
@@ -250,23 +270,27 @@ def _bottom_up(trees: list[Node]) -> Iterator[Node]:
         yield tree
 
 
-def _tune_one(v: str, path: tuple[str, ...], d: str, local: dict[str, int], runs: _Runs,
-              noise: float, method: str,
+def _tune_one(v: str, default: int, path: tuple[str, ...], d: str, local: dict[str, int],
+              runs: _Runs, noise: float, method: str,
               note: Callable[[str], None]) -> tuple[Interval | None, float | None]:
     """Threshold `v` on dataset `d`, the thresholds below it set in `local`:
     (its interval, the best time), or no interval where the dataset never
-    reaches it or its baseline run fails."""
+    reaches it or no run of it succeeds."""
     forced = {a.lstrip("!"): FORCED[not a.startswith("!")] for a in path}
     setting = {**local, **forced, v: INF}
     base = runs(d, setting)
-    if base.time is None:
-        note(f"{v} on {d}: the run with it at infinity failed ({base.why}); no information")
-        return None, None
-    pars = sorted({p for name, p in base.guards if name == v})
+    seen = {p for name, p in base.guards if name == v}
+    pars = sorted(p for p in seen if p < INF)
+    if len(pars) < len(seen):  # "infinity" cannot tell those apart from the rest
+        note(f"{v} on {d}: parallelism of {INF} or more seen; such evaluations always "
+             "run its version")
     if not pars:
+        if base.time is None:
+            note(f"{v} on {d}: the run with it at infinity failed before reaching it "
+                 f"({base.why}); no information")
         return None, base.time
     candidates = [*pars, INF]
-    times: dict[int, float | None] = {INF: base.time}
+    times: dict[int, float | None] = {INF: base.time}  # a failed baseline is a loss
 
     def time_of(c: int) -> float | None:
         if c not in times:
@@ -280,15 +304,22 @@ def _tune_one(v: str, path: tuple[str, ...], d: str, local: dict[str, int], runs
         scores = _profile_scores(v, base, always, candidates)
         if scores is not None:
             k = min(range(len(candidates)), key=lambda i: scores[candidates[i]])
-            # The choice, run end to end, must be as fast as the best run seen.
-            chosen = time_of(candidates[k])
-            seen = [t for t in times.values() if t is not None]
-            if chosen is not None and chosen <= min(seen) * (1 + noise):
-                how = "profile"
+            first, last = _ties(candidates, scores, k, noise)
+            interval = Interval(pars[first - 1] + 1 if first > 0 else 0, candidates[last])
+            # The value that will be used, run end to end, must be as fast as
+            # the best run seen.
+            used = next(c for c in candidates if c >= interval.nearest(default))
+            timed = time_of(used)
+            fastest = min((t for t in times.values() if t is not None), default=None)
+            if timed is not None and fastest is not None and timed <= fastest * (1 + noise):
+                how, k = "profile", candidates.index(used)
             else:
                 scores = None
     if scores is None:
         k = _search(candidates, times, time_of)
+        if k is None:
+            note(f"{v} on {d}: every run failed ({base.why}); no information")
+            return None, None
         scores = times
     first, last = _ties(candidates, scores, k, noise)
     interval = Interval(pars[first - 1] + 1 if first > 0 else 0, candidates[last])
@@ -299,9 +330,10 @@ def _tune_one(v: str, path: tuple[str, ...], d: str, local: dict[str, int], runs
 
 
 def _search(candidates: list[int], times: dict[int, float | None],
-            time_of: Callable[[int], float | None]) -> int:
+            time_of: Callable[[int], float | None]) -> int | None:
     """The index of the best candidate, by the gradient between neighbours
-    (Fig. 8 of the paper), which monotonicity makes point to the best."""
+    (Fig. 8 of the paper), which monotonicity makes point to the best;
+    None if every run failed."""
     lo, hi = 0, len(candidates) - 1
     while lo < hi:
         j = (lo + hi) // 2
@@ -310,8 +342,8 @@ def _search(candidates: list[int], times: dict[int, float | None],
             hi = j  # the guarded version wins at pars[j], so at every larger P too
         else:
             lo = j + 1
-    return min((i for i, c in enumerate(candidates) if times.get(c) is not None),
-               key=lambda i: (times[candidates[i]], i != lo))
+    measured = [i for i, c in enumerate(candidates) if times.get(c) is not None]
+    return min(measured, key=lambda i: (times[candidates[i]], i != lo)) if measured else None
 
 
 def _profile_scores(v: str, never: Measurement, always: Measurement,
@@ -417,8 +449,9 @@ class PackageRunner:
     whose thresholds are set before each run): a warm-up call, checked
     against the expected results if the test block gives them, then `runs`
     timed calls, of which the fastest counts, and with `profile` one more,
-    profiled.  A warm-up slower than `timeout` seconds is a loss, as is any
-    failure (reported in `why`)."""
+    profiled.  A warm-up slower than `timeout` seconds is a loss (it is not
+    stopped: a run in this process cannot be), as is any failure (reported
+    in `why`)."""
 
     def __init__(self, pkg, datasets: Mapping[str, Dataset], runs: int, timeout: float,
                  tolerance: float | None = None, profile: bool = False) -> None:
@@ -428,7 +461,7 @@ class PackageRunner:
         self.datasets = datasets
         self.runs = runs
         self.timeout = timeout
-        self.tolerance = tolerance or DEFAULT_TOLERANCE
+        self.tolerance = DEFAULT_TOLERANCE if tolerance is None else tolerance
         self.profile = profile
         self.wrong: list[str] = []  # versions that gave wrong results: compiler bugs
         self._loaded: tuple[str, list, list | None] | None = None
@@ -442,28 +475,23 @@ class PackageRunner:
         return self._loaded[1], self._loaded[2]
 
     def __call__(self, d: str, tuning: Mapping[str, int]) -> Measurement:
-        from futgen.data.compare import compare_values
+        from futgen.tune.bench import WrongResult, checked_runs
 
-        entry = self.datasets[d].entry
+        ds = self.datasets[d]
         args, expected = self._inputs(d)
         self.pkg.set_tuning(dict(tuning))
         try:
-            results, (first,) = self.pkg.time_calls(entry, args, 1)
+            first, times = checked_runs(self.pkg, ds, args, expected, self.runs, self.tolerance,
+                                        slower_than=self.timeout * 1e6)
+            if not times:
+                return Measurement(None, self._guards(), f"too slow: {first / 1e6:.1f} s a call")
+            guards = self._guards()
+            regions = self.pkg.profile_call(ds.entry, args) if self.profile else ()
+        except WrongResult as e:
+            self.wrong.append(f"{d} with {dict(tuning)}: {e}")
+            return Measurement(None, self._guards(), str(e))
         except Exception as e:  # noqa: BLE001 - a failing version loses, whatever the cause
             return Measurement(None, self._guards(), f"{type(e).__name__}: {e}")
-        guards = self._guards()
-        if expected is not None:
-            mismatches = compare_values(expected, results, self.tolerance)
-            if mismatches:
-                self.wrong.append(f"{d} with {dict(tuning)}: {mismatches[0]}")
-                return Measurement(None, guards, f"wrong results: {mismatches[0]}")
-        if first > self.timeout * 1e6:
-            return Measurement(None, guards, f"timed out: {first / 1e6:.1f} s")
-        try:
-            _, times = self.pkg.time_calls(entry, args, self.runs)
-            regions = self.pkg.profile_call(entry, args) if self.profile else ()
-        except Exception as e:  # noqa: BLE001
-            return Measurement(None, guards, f"{type(e).__name__}: {e}")
         return Measurement(min(times), guards, regions=regions,
                            block_sizes=tuple(self.pkg.last_block_sizes()))
 

@@ -106,6 +106,7 @@ class ProgramResult:
     tuning: str | None  # the tuning file the package was built with
     timings: dict[str, Timings] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # the datasets, as the test blocks give them
 
     @property
     def key(self) -> str:
@@ -138,42 +139,62 @@ def benchmark(path: str, backend: str = "auto", runs: int = 10, *, entry: str | 
     if runs < 1:
         raise FutgenError(f"--runs must be at least 1, got {runs}")
     chosen = datasets(path, entry)
-    if entry is not None and not chosen:
-        raise FutgenError(f"{path}: no datasets to benchmark for entry point {entry!r}")
+    if not chosen:
+        which = f" for entry point {entry!r}" if entry is not None else ""
+        raise FutgenError(f"{path}: no datasets to benchmark{which} (test blocks with inputs, "
+                          "not tagged nobench or disable, not expecting an error)")
     used = tuning_file(path, tuning, find_tuning)
-    pkg = compile_package(path, backend, tuning=tuning, find_tuning=find_tuning)
+    pkg = compile_package(path, backend, tuning=str(used) if used else None, find_tuning=False)
     check_entries(path, chosen, pkg.module.ENTRY_POINTS)
     kind, device = pkg.instance.backend, pkg.device_name()
     results: dict[str, ProgramResult] = {}
     for ds in chosen:
         res = results.setdefault(ds.entry, ProgramResult(
             path, ds.entry, kind, device, str(used) if used else None))
+        res.order.append(ds.name)
         try:
-            res.timings[ds.name] = _time_dataset(pkg, ds, runs, tolerance or DEFAULT_TOLERANCE,
-                                                 progress)
+            res.timings[ds.name] = _time_dataset(
+                pkg, ds, runs, DEFAULT_TOLERANCE if tolerance is None else tolerance, progress)
         except FutgenError as e:
             res.failures[ds.name] = str(e)
     return list(results.values())
 
 
-def _time_dataset(pkg, ds: Dataset, runs: int, tolerance: float,
-                  progress: Callable[[str, int], Any] | None) -> Timings:
-    """A warm-up call whose results are checked, then `runs` timed calls."""
+class WrongResult(FutgenError):
+    """A version whose results differ from the expected ones: a compiler bug."""
+
+
+def checked_runs(pkg, ds: Dataset, args: list[Any], expected: list[Any] | None, runs: int,
+                 tolerance: float, on_run: Callable[[float], None] | None = None,
+                 slower_than: float | None = None) -> tuple[float, list[float]]:
+    """A warm-up call of `ds`'s entry point on `args` whose results are
+    checked against `expected`, then `runs` timed calls (none where the
+    warm-up took more than `slower_than` µs): the warm-up's µs and the
+    runs'.  A failure of the program raises FutgenError saying so, wrong
+    results WrongResult."""
     from futgen.data.compare import compare_values
     from futgen.errors import FutharkError
 
-    args = pkg.resident(ds.entry, ds.arguments())
-    expected = ds.expected()
     try:
-        results, _ = pkg.time_calls(ds.entry, args, 1)
+        results, (first,) = pkg.time_calls(ds.entry, args, 1)
+        if expected is not None:
+            mismatches = compare_values(expected, results, tolerance)
+            if mismatches:
+                raise WrongResult(f"wrong result: {mismatches[0]}")
+        if slower_than is not None and first > slower_than:
+            return first, []
+        _, times = pkg.time_calls(ds.entry, args, runs, on_run=on_run)
     except FutharkError as e:
-        raise FutgenError(f"failed: {e}") from None
-    if expected is not None:
-        mismatches = compare_values(expected, results, tolerance)
-        if mismatches:
-            raise FutgenError(f"wrong result: {mismatches[0]}")
+        raise FutgenError(f"failed: {str(e).removeprefix('Error: ')}") from None
+    return first, times
+
+
+def _time_dataset(pkg, ds: Dataset, runs: int, tolerance: float,
+                  progress: Callable[[str, int], Any] | None) -> Timings:
+    """A checked warm-up, then `runs` timed calls."""
     on_run = progress(ds.name, runs) if progress is not None else None
-    _, times = pkg.time_calls(ds.entry, args, runs, on_run=on_run)
+    _, times = checked_runs(pkg, ds, pkg.resident(ds.entry, ds.arguments()), ds.expected(),
+                            runs, tolerance, on_run)
     return Timings(times)
 
 
@@ -184,13 +205,16 @@ def report_lines(result: ProgramResult) -> Iterator[str]:
     """Futhark bench's text: the program, then one line per dataset."""
     used = f"using {result.tuning}" if result.tuning else "no tuning file"
     yield f"{result.key} ({used}; {result.backend}, {result.device}):"
-    width = max((len(n) for n in [*result.timings, *result.failures]), default=0) + 1
-    for name, t in result.timings.items():
+    width = max((len(n) for n in result.order), default=0) + 1
+    for name in result.order:
+        if name in result.failures:
+            why = result.failures[name].replace("\n", "\n  ")
+            yield f"{name + ':':<{width}} {why}"
+            continue
+        t = result.timings[name]
         lo, hi = t.interval()
         yield (f"{name + ':':<{width}} {_us(t.median):>12} median (95% CI {_us(lo)} to "
                f"{_us(hi)}; min {_us(t.min)}; {len(t.runtimes)} runs)")
-    for name, why in result.failures.items():
-        yield f"{name + ':':<{width}} {why}"
 
 
 def _us(t: float) -> str:

@@ -308,7 +308,7 @@ class CudaBackend:
         """Microseconds of device time between two marks (waits for `end`)."""
         with self._current():
             end.synchronize()
-        return start.time_till(end) * 1000.0
+            return start.time_till(end) * 1000.0
 
     def timed(self, run: Callable[[], Any]) -> tuple[Any, float]:
         """`run()`'s result and the microseconds of device time between CUDA
@@ -320,9 +320,10 @@ class CudaBackend:
             result = run()
             end.record()
             end.synchronize()
+            us = start.time_till(end) * 1000.0
         self._pending = False
         self.check()
-        return result, start.time_till(end) * 1000.0
+        return result, us
 
     def check(self) -> None:
         """Raise a failure of a kernel that has finished, without waiting for

@@ -259,6 +259,7 @@ def test_a_package_named_s_keeps_its_scalar_helpers(tmp_path):
     src.write_text("entry main (x: i32) : i32 = x * 2 + 1\n")
     module = import_package(build_package(src, tmp_path / "out", name="s"))
     assert class_name("s") == "SProgram"
+    assert class_name("none") == "NoneProgram" and class_name("true") == "TrueProgram"
     assert module.SProgram(backend="cpu").main(np.int32(20)) == 41
 
 

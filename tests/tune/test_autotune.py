@@ -245,3 +245,29 @@ def test_block_sizes_are_searched_on_the_datasets_that_use_them() -> None:
     # A baseline per dataset; each other candidate once per dataset that uses
     # the size (kernel 2: dataset a only).
     assert runs == len(calls) == 2 + 4 * 2 + 4
+
+
+def test_a_failing_bottom_version_loses_and_tuning_goes_on() -> None:
+    # V3 runs out of memory (BFAST's largest dataset in the paper): the
+    # baseline fails after reaching both guards, and V2 still gets tuned in.
+    def program(d: str, tuning: Mapping[str, int]) -> Measurement:
+        if tuning["t1"] <= 10:
+            return Measurement(30.0, (("t1", 10),))
+        if tuning["t2"] <= 50:
+            return Measurement(10.0, (("t1", 10), ("t2", 50)))
+        return Measurement(None, (("t1", 10), ("t2", 50)), "out of memory")
+
+    result = tune(TREE, ["d"], program)
+    t1, t2 = (next(t for t in result.thresholds if t.name == n) for n in ("t1", "t2"))
+    assert t2.intervals == {"d": Interval(0, 50)} and t1.intervals == {"d": Interval(11, INF)}
+    assert program("d", result.values).time == 10.0
+
+
+def test_runs_are_reused_for_thresholds_that_choose_the_same_versions() -> None:
+    # V2 loses to V3: t2 goes to the value nearest its default (32768), not
+    # infinity, which takes the same branch at P2 = 50: t1's baseline is the
+    # run already made.
+    program = Tree({"d": (10, 50, {"V1": 30.0, "V2": 25.0, "V3": 20.0})})
+    result = tune(TREE, ["d"], program)
+    assert result.values == {"t1": 32768, "t2": 32768}
+    assert result.runs == 3

@@ -116,7 +116,7 @@ def test_autotune_finds_each_datasets_version_and_build_bakes_it(tmp_path, capsy
     name, value = line.split("=")
     assert name == "main.suff_outer_par_0"
     # Flattened at parallelism 4, the outer version at 16384: any value
-    # in 5..16384 serves both; the tuner writes the upper end.
+    # in 5..16384 serves both; the tuner writes the one nearest the default.
     assert f"-- {name}: [5, 16384]" in text and int(value) == 16384
     assert "nobench" not in text and "[3][5]f32" not in text  # not a training dataset
 
@@ -154,3 +154,43 @@ def test_profiling_times_the_version_each_guard_chose(tmp_path) -> None:
         [(guard, (6 - k) ** 2, (6 - k) ** 2 >= 10) for k in range(6)]
     assert all(us > 0 for *_, us in regions)
     np.testing.assert_allclose(module.Lud(tuning={guard: 0}).main(a.copy()), want, rtol=1e-5)
+
+
+def test_bench_reports_a_failing_dataset_and_goes_on(tmp_path, capsys) -> None:
+    path = _program(tmp_path, """
+-- ==
+-- input { [1, 2, 3] 5i64 } output { 0 }
+-- input { [1, 2, 3] 1i64 } output { 2 }
+entry main (xs: []i32) (i: i64) : i32 = xs[i]
+""")
+    assert main(["bench", path, "--backend", "cpu", "-r", "2", "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "failed: Index [5] out of bounds for array of shape [3]" in out
+    assert "median (95% CI" in out  # the second dataset was timed
+
+
+def test_bench_without_datasets_and_autotune_of_one_entry_are_errors(tmp_path, capsys) -> None:
+    path = _program(tmp_path, """
+-- ==
+-- nobench input { 1 } output { 2 }
+entry main (x: i32) : i32 = x + 1
+""")
+    assert main(["bench", path, "--backend", "cpu"]) == 1
+    assert "no datasets to benchmark" in capsys.readouterr().err
+    Path(f"{path}.tuning").write_text("")
+    assert main(["autotune", path, "-e", "main"]) == 1
+    assert "name the output with -o" in capsys.readouterr().err
+
+
+def test_time_calls_checks_its_arguments(tmp_path) -> None:
+    module = import_package(build_package(PRODUCTS, tmp_path, name="p", backend_default="cpu"))
+    lib = module.P()
+    a = np.ones((2, 3), np.float32)
+    with pytest.raises(TypeError, match="missing"):
+        lib.time_calls("main", (a,))
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        lib.time_calls("main", (a, a.T, a))
+    with pytest.raises(ValueError, match="runs must be at least 1"):
+        lib.time_calls("main", (a, a.T), runs=0)
+    with pytest.raises(ValueError, match="unknown entry point 'mian'"):
+        lib.time_calls("mian", (a, a.T))

@@ -92,12 +92,13 @@ class SegCompile:
         return name
 
     def threshold(self, base: str, default: int, doc: str, par: str,
-                  under: tuple[tuple[str, bool], ...] = ()) -> str:
+                  under: tuple[tuple[str, bool], ...] = (), requires: str | None = None) -> str:
         """A new tunable strategy guard (`Threshold`) on the host expression
         `par`, which matters where the guards (key, branch) of `under` take
-        those branches; its host variable's name, a bool."""
+        those branches and the host condition `requires` holds; its host
+        variable's name, a bool."""
         key = self.fresh(base)
-        self.thresholds.append(Threshold(key, default, doc, par, under))
+        self.thresholds.append(Threshold(key, default, doc, par, under, requires))
         return key
 
     def block_size(self, base: str, doc: str) -> str:

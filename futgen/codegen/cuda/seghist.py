@@ -84,10 +84,10 @@ def compile_seghist(sc: SegCompile, op: SegHist) -> KernelPlan:
     sizes = [np.dtype(DTYPES[p[0]]).itemsize for p in prims]
     shared_bytes = " + ".join(f"-(-({b}) * {z} // 8) * 8" for b, z in zip(bins, sizes))
     # T * bins <= n exactly when T <= n // bins (T, n, bins integers, bins > 0).
-    per_bin = sc.threshold("seghist_shared", SHARED_ELEMENTS_PER_BIN,
-                           "elements per bin from which blocks build histograms in shared memory",
-                           par=f"({n}) // max(1, {' + '.join(bins)})")
-    use_shared = f"({shared_bytes}) <= {SHARED_BYTES} and {per_bin}"
+    use_shared = sc.threshold("seghist_shared", SHARED_ELEMENTS_PER_BIN,
+                              "elements per bin from which blocks build histograms in shared "
+                              "memory", par=f"({n}) // max(1, {' + '.join(bins)})",
+                              requires=f"({shared_bytes}) <= {SHARED_BYTES}")
     wave = f"(b.max_grid({BLOCK}) // 8)"
     _kernel(sc, op, prims, shared=True, threads=f"min({n}, {wave} * {BLOCK})",
             when=use_shared, shared_bytes=shared_bytes)
