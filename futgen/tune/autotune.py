@@ -541,6 +541,7 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
     header = [(f"futgen autotune of {path}, {datetime.date.today().isoformat()}, on "
                f"{pkg.device_name()} ({pkg.instance.backend} backend)"),
               f"datasets: {', '.join(chosen)}",
-              (f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls); "
-               f"times within {noise:.0%} are ties; the {method} method")]
+              (f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls"
+               f"{', then a profiled one' if method == 'profile' else ''}); times within "
+               f"{noise:.0%} are ties; the {method} method")]
     return result, tuning_file_text(result, params, header)
