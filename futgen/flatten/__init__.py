@@ -62,7 +62,9 @@ al., PPoPP 2019; `research/seed000_003.md`):
      `interchange.map_loop`); a map of several parallel statements becomes
      a map per statement (G6, `interchange.distribute`); a map whose body
      ends in an `if` on a condition its points share becomes an `if` of
-     two maps (G8, `interchange.map_if`).  The maps these make are
+     two maps (G8, `interchange.map_if`); a redomap whose map function has
+     parallel work, at the top or ending a map's body, becomes its map and
+     its reduction (G9, `interchange.split_parallel_redomap`).  The maps these make are
      flattened in turn, with versions of their own.
 
    Without an intra version the guard is `suff_outer_par` alone; without a
@@ -221,10 +223,20 @@ class _Flattener:
         self.fun_guards += 1
         intra = self.intra(stm, e, hoisted)
         flat: Version | None = None
+        deep: Version | None = None
         if self.flat_version_possible:
-            deep = self.translate(e, deep=True)
-            if deep is not None and len(deep[1].space.dims) > len(op.space.dims):
-                flat = self._renamed(deep, hoisted)
+            translated = self.translate(e, deep=True)
+            if translated is not None and len(translated[1].space.dims) > len(op.space.dims):
+                deep = self._renamed(translated, hoisted)
+        split = self.further(stm, interchange.split_parallel_redomap(replace(stm, exp=e),
+                                                                     self.names))
+        top = deep[1] if deep is not None else op
+        if split is not None and not _deeper(split, len(top.space.dims)):
+            split = None  # its map runs the inner work sequentially too: no gain
+        if split is not None:
+            flat = split if deep is None else self.redomap_versions(stm.pat, deep, split)
+        elif self.flat_version_possible:
+            flat = deep
         elif loop_parallelism(e.map_lam.body):
             flat = self.further(stm, interchange.map_loop(replace(stm, exp=e), self.names))
         elif interchange.parallel_statements(e.map_lam.body) >= 2:
@@ -319,6 +331,18 @@ class _Flattener:
         inner.append(self.choice(res, take_intra, ([], op), flat))
         rest = ir.Body(tuple(inner), tuple(ir.Var(p.name) for p in res))
         return [*stms, self.choice(pat, outer_ok, ([], outer), rest)]
+
+    def redomap_versions(self, pat: tuple[ir.Param, ...], top: Version,
+                         split: ir.Body) -> ir.Body:
+        """Rule G9 under a map nest: `if suff_outer_par <= P then top else
+        split`, where `top` is the redomap as a SegRed segmented by the maps,
+        its map function sequential in each thread, and `split` its map and
+        reduction flattened on their own."""
+        stms, par = self.product(top[1].space.dims)
+        top_ok = self.threshold(stms, "suff_outer_par", par)
+        res = tuple(ir.Param(self.names.fresh(p.name.base), p.type) for p in pat)
+        stms.append(self.choice(res, top_ok, top, split))
+        return ir.Body(tuple(stms), tuple(ir.Var(p.name) for p in res))
 
     def threshold(self, stms: list[ir.Stm], base: str, par: ir.SubExp) -> ir.Var:
         """`threshold(<fn>.<base>_<k>) <= par`, a new tuning parameter."""
@@ -495,6 +519,19 @@ class _Flattener:
         if not all(isinstance(t, ir.Prim) for t in lam.ret):
             raise NotKernel("a thread would return an array")
         return lam.ret
+
+
+def _deeper(body: ir.Body, dims: int) -> bool:
+    """Whether host code `body` has a SegOp over more than `dims` dimensions."""
+    for stm in body.stms:
+        match stm.exp:
+            case SegMap() | SegRed() | SegScan() | SegHist() | SegScatter():
+                if len(stm.exp.space.dims) > dims:
+                    return True
+            case ir.If(_, then_, else_, _):
+                if _deeper(then_, dims) or _deeper(else_, dims):
+                    return True
+    return False
 
 
 def _forward_copies(body: ir.Body) -> ir.Body:

@@ -18,6 +18,9 @@
   one map per statement.
 * `map_if`: rule G8, a map whose body ends in an `if` on a condition the
   map's points share becomes an `if` of two maps.
+* `split_parallel_redomap`: rule G9's second version, a redomap whose map
+  function has parallel work (at the top, or ending a map's body) split
+  into its map and its reduction, which are flattened on their own.
 """
 
 from __future__ import annotations
@@ -49,6 +52,49 @@ def split(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | None:
     op_stm = ir.Stm(stm.pat[:n_ops], ir.Screma(e.w, tuple(p.name for p in op_inputs),
                                                e.scans, e.reds, identity))
     return [map_stm, op_stm]
+
+
+def split_parallel_redomap(stm: ir.Stm, names: NameSource) -> ir.Body | None:
+    """Rule G9's second version of `stm`: a redomap whose map function has
+    parallel work, or a map whose body ends in one (perhaps through further
+    maps), with that redomap split into its map and its reduction (`split`),
+    so that the map's inner parallelism can be flattened in turn: host code
+    of the two parts, or of the map distributed over them (G6, unfused);
+    None if `stm` is no such Screma or the map cannot be distributed.  The
+    names the parts bind are fresh: the other versions keep `stm`'s."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+    stm = ir.Stm(pat, replace(e, map_lam=names.renamed(e.map_lam),
+                              reds=tuple(replace(r, lam=names.renamed(r.lam)) for r in e.reds)))
+    split_stm = _split_last_redomap(stm, names)
+    if split_stm is None:
+        return None
+    if isinstance(split_stm, list):
+        return _bound(split_stm, stm.pat)
+    return distribute(split_stm, names, fused=False)
+
+
+def _split_last_redomap(stm: ir.Stm, names: NameSource) -> list[ir.Stm] | ir.Stm | None:
+    """A redomap with parallel work in its map function as its two parts;
+    a map whose body ends in one as the map with those parts in its body."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    if e.scans:
+        return None
+    if e.reds:
+        if not any(_parallel(s.exp) for s in e.map_lam.body.stms):
+            return None
+        return split(stm, names)
+    body = fuse_body(e.map_lam.body)
+    if not body.stms or not isinstance(body.stms[-1].exp, ir.Screma):
+        return None
+    inner = _split_last_redomap(body.stms[-1], names)
+    if inner is None:
+        return None
+    parts = inner if isinstance(inner, list) else [inner]
+    lam = replace(e.map_lam, body=ir.Body((*body.stms[:-1], *parts), body.result))
+    return replace(stm, exp=replace(e, map_lam=lam))
 
 
 def transpose_reduce(stm: ir.Stm, defs: Mapping[ir.VName, ir.Exp],
@@ -270,7 +316,7 @@ def _expand(t: ir.Type, w: ir.SubExp) -> ir.ArrayT:
     return ir.ArrayT(_elem(t), (w, *_shape(t)))
 
 
-def distribute(stm: ir.Stm, names: NameSource) -> ir.Body | None:
+def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | None:
     """Rule G6 of incremental flattening (map distribution, with array
     expansion): a map whose body has two or more statements with parallel
     work is split into one map per such statement, each with the sequential
@@ -287,14 +333,16 @@ def distribute(stm: ir.Stm, names: NameSource) -> ir.Body | None:
     the point run once, on the host; a transposition, copy or replication
     of a point's value is one of the array of all points there (Futhark's
     distribution does the same), never a loop in a thread per point; and
-    a result an earlier part made is that part's array.  Returns host code
-    whose result is `stm`'s, or None."""
+    a result an earlier part made is that part's array.  The body is fused
+    first (`fused`), unless a rewrite has just split it on purpose.
+    Returns host code whose result is `stm`'s, or None."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
     if e.scans or e.reds:
         return None
     lam: ir.Lambda = names.renamed(e.map_lam)
-    lam = replace(lam, body=_distributed_nest(fuse_body(lam.body), names))
+    body = fuse_body(lam.body) if fused else lam.body
+    lam = replace(lam, body=_distributed_nest(body, names, fused))
     if len(_parts(lam.body.stms)) < 2:
         return None
     out: list[ir.Stm] = []
@@ -525,14 +573,14 @@ def _nested_map(body: ir.Body) -> ir.Stm | None:
     return None
 
 
-def _distributed_nest(body: ir.Body, names: NameSource) -> ir.Body:
+def _distributed_nest(body: ir.Body, names: NameSource, fused: bool = True) -> ir.Body:
     """`body`, which may be a perfect map nest, with its innermost map
     distributed (G6 in the nest's whole context: the parts then distribute
     over the outer maps in turn); as it is where that does nothing."""
     inner = _nested_map(body)
     if inner is None:
         return body
-    code = distribute(inner, names)
+    code = distribute(inner, names, fused)
     return body if code is None else code
 
 

@@ -472,3 +472,48 @@ def test_g8_needs_a_condition_the_points_share() -> None:
            "  map (\\xs -> if xs[0] > 0 then scan (+) 0 xs else xs) xss")
     text = version_tree(_flat(src))
     assert "if " not in text and "segscan (" not in text
+
+
+def test_a_redomap_with_inner_parallelism_gets_a_split_version() -> None:
+    """Rule G9, tests/programs/versions/redomaps.fut: a redomap whose map
+    function has parallel work is either one SegRed running that work in
+    each thread, or its map (here a segmented reduction of each row) and
+    its reduction flattened on their own."""
+    path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
+    assert _tree_of(path, "sum_of_maxima") == [
+        "  sum_of_maxima.suff_outer_par <= n (default 32768)",
+        "    true:  segred (n)",
+        "    false: segred (n, m)",
+        "      segred (n)",
+    ]
+
+
+def test_a_heston_shaped_map_of_redomaps_has_the_g9_versions_inside_g3s() -> None:
+    """Under a map nest (per parameter, per quote) a redomap over a quote's
+    rows whose price is itself a reduction: the maps' space with everything
+    sequential, a block per point, or (G9 in the nest's context) the redomap
+    as a SegRed segmented by the maps, else split into every row's price
+    (a map with versions of its own: sequential per row, or segmented by
+    the row too) and the sum over the rows (versions again)."""
+    path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
+    assert _tree_of(path, "prices") == [
+        "  prices.suff_outer_par <= k * q (default 32768)",
+        "    true:  segmap (k, q)",
+        "    false: prices.suff_intra_par <= k * q * n (default 32768)",
+        "        true:  segmap blocks (k, q)",
+        "        false: prices.suff_outer_par <= k * q * n (default 32768)",
+        "            true:  segred (k, q, n)",
+        "            false: prices.suff_outer_par <= k * q * n (default 32768)",
+        "                true:  segmap (k, q, n)",
+        "                false: segred (k, q, n, g)",
+        "              prices.suff_outer_par <= k * q (default 32768)",
+        "                true:  segmap (k, q)",
+        "                false: segred (k, q, n)",
+    ]
+
+
+def test_g9_adds_no_version_where_the_split_gains_no_parallelism() -> None:
+    """The rows' reduction is followed by a division, so the split's map
+    would run it sequentially in its threads as the SegRed does: one version."""
+    path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
+    assert _tree_of(path, "scaled_maxima") == ["  segred (n)"]
