@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,7 +339,7 @@ def build_package(src_path: str | Path, out_dir: str | Path, *, name: str | None
         raise FutgenError(f"unknown backend {backend_default!r}; use auto, cpu or cuda")
     compiled = compile_program(src_path, options)
     tuning_path = tuning_file(src_path, tuning, find_tuning)
-    baked = _baked_tuning(tuning_path, compiled.host.tuning_params)
+    baked = _baked_tuning(tuning_path, compiled.host.tuning_params, strict=tuning is not None)
     pkg = Path(out_dir) / name
     if pkg.exists():
         _check_replaceable(pkg)
@@ -366,17 +367,26 @@ def tuning_file(src_path: str | Path, tuning: str | Path | None,
     return beside if find_tuning and beside.is_file() else None
 
 
-def _baked_tuning(path: Path | None,
-                  params: dict[str, tuple[str, int, tuple[str, ...], str]]) -> dict[str, int]:
+def _baked_tuning(path: Path | None, params: dict[str, tuple[str, int, tuple[str, ...], str]],
+                  strict: bool) -> dict[str, int]:
     """The values of tuning file `path`, checked against the program's
-    parameters (an unknown name is an error that lists the known ones)."""
+    parameters.  An unknown name is an error that lists the known ones in a
+    file the user named (`strict`); in one found beside the program (maybe
+    written for Futhark's compiler, whose parameters differ) it is left out
+    with a warning."""
     from futgen_runtime.tuning import read_tuning_file
 
     if path is None:
         return {}
     described = {name: {"class": cls, "default": default, "path": where}
                  for name, (cls, default, where, _) in params.items()}
-    return read_tuning_file(path, described)
+    unknown: list[str] | None = None if strict else []
+    values = read_tuning_file(path, described, unknown)
+    if unknown:
+        warnings.warn(f"{path}: ignoring {', '.join(unknown)}: not tuning parameters of this "
+                      "program (written for another compiler, or before the program "
+                      "changed?); `futgen autotune` writes a file for it", stacklevel=2)
+    return values
 
 
 def _check_replaceable(pkg: Path) -> None:

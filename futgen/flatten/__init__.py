@@ -239,7 +239,8 @@ class _Flattener:
             flat = deep
         elif loop_parallelism(e.map_lam.body):
             flat = self.further(stm, interchange.map_loop(replace(stm, exp=e), self.names))
-        elif interchange.parallel_statements(e.map_lam.body) >= 2:
+        elif (interchange.parallel_statements(e.map_lam.body) >= 2
+              or interchange.work_after_parallel(e.map_lam.body)):
             flat = self.further(stm, interchange.distribute(replace(stm, exp=e), self.names))
         else:
             flat = self.further(stm, interchange.map_if(replace(stm, exp=e), self.names))

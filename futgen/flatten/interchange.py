@@ -561,6 +561,20 @@ def parallel_statements(body: ir.Body) -> int:
     return sum(_parallel(s.exp) for s in body.stms)
 
 
+def work_after_parallel(body: ir.Body) -> bool:
+    """Whether `body` (or the innermost body of the perfect map nest it is)
+    has one statement with parallel work and more work after it (a
+    reduction whose result is scaled, say): G6 then cuts it there, so that
+    the parallel statement can nest (a segmented SegRed) and the rest is a
+    map of its own."""
+    body = fuse_body(body)
+    inner = _nested_map(body)
+    if inner is not None:
+        return work_after_parallel(inner.exp.map_lam.body)  # type: ignore[union-attr]
+    at = [k for k, s in enumerate(body.stms) if _parallel(s.exp)]
+    return len(at) == 1 and at[0] < len(body.stms) - 1
+
+
 def _nested_map(body: ir.Body) -> ir.Stm | None:
     """The map statement `body` consists of and returns, if so."""
     if len(body.stms) != 1:

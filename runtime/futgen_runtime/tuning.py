@@ -135,8 +135,11 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "0") not in ("", "0")
 
 
-def read_tuning_file(path: str | Path, params: Mapping[str, Mapping]) -> dict[str, int]:
-    """The `name=value` lines of tuning file `path`, checked against `params`."""
+def read_tuning_file(path: str | Path, params: Mapping[str, Mapping],
+                     unknown: list[str] | None = None) -> dict[str, int]:
+    """The `name=value` lines of tuning file `path`, checked against `params`;
+    names `params` lacks are an error, or, given the list `unknown`, put
+    there and left out."""
     values: dict[str, int] = {}
     text = Path(path).read_text(encoding="utf-8")
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -149,6 +152,10 @@ def read_tuning_file(path: str | Path, params: Mapping[str, Mapping]) -> dict[st
             raise FutgenError(f"{where}: expected a line `name=value` with an integer "
                               f"value, got {line!r}")
         values[name] = int(value)
+    if unknown is not None:
+        known = set(params) | {DEFAULT_THRESHOLD, DEFAULT_TBLOCK_SIZE, *_FIXED}
+        unknown += [name for name in values if name not in known]
+        values = {name: v for name, v in values.items() if name in known}
     return _checked(values, params, str(path))
 
 

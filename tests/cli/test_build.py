@@ -110,3 +110,18 @@ def test_wheels_carry_the_tuned_values(tmp_path, capsys):
     with zipfile.ZipFile(wheel) as z:
         module = z.read("lib/__init__.py").decode()
     assert "TUNING: dict = {'main.suff_outer_par_0': 100}" in module
+
+
+def test_a_foreign_tuning_file_beside_the_program_is_used_where_its_names_fit(tmp_path, capsys):
+    """Futhark's benchmark suite ships tuning files whose names are Futhark's
+    compiler's: found beside the program, their unknown names are left out
+    with a warning (named with --tuning, they are an error)."""
+    src = tmp_path / "products.fut"
+    shutil.copy(ROOT / "tests" / "programs" / "tune" / "products.fut", src)
+    (tmp_path / "products.fut.tuning").write_text("main.suff_outer_par_9=1024\n"
+                                                  "main.suff_outer_par_0=77\n")
+    pkg = tmp_path / "out" / "lib"
+    assert main(["build", str(src), "-o", str(pkg), "--backend", "cpu"]) == 0
+    err = capsys.readouterr().err
+    assert "products.fut.tuning: ignoring main.suff_outer_par_9: not tuning parameters" in err
+    assert import_package(pkg).TUNING == {"main.suff_outer_par_0": 77}

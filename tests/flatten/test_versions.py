@@ -455,7 +455,9 @@ def test_distribution_transposes_copies_and_replicates_on_the_host() -> None:
 def test_a_map_ending_in_a_shared_if_becomes_an_if_of_maps() -> None:
     """tests/programs/versions/branches.fut (rule G8): the flat version is
     an `if` on the condition all rows share, whose branches are maps over
-    every row: the prefix sums one segmented scan over all of them."""
+    every row: the prefix sums one segmented scan over all of them, the
+    sums (each then replicated: G6 cuts the row's body after its sum) a
+    segmented reduction, as a version of their own."""
     path = ROOT / "tests" / "programs" / "versions" / "branches.fut"
     tree = _tree_of(path, "scan_or_sum")
     assert tree[:3] == ["  scan_or_sum.suff_outer_par <= n (default 32768)",
@@ -463,7 +465,9 @@ def test_a_map_ending_in_a_shared_if_becomes_an_if_of_maps() -> None:
                         "    false: scan_or_sum.suff_intra_par <= n * intra (default 32768)"]
     assert tree[4:] == ["        false: if prefix",
                         "            then: segscan (n, m)",
-                        "            else: segmap (n)"]
+                        "            else: scan_or_sum.suff_outer_par <= n (default 32768)",
+                        "                true:  segmap (n)",
+                        "                false: segred (n, m)"]
 
 
 def test_g8_needs_a_condition_the_points_share() -> None:
@@ -512,8 +516,22 @@ def test_a_heston_shaped_map_of_redomaps_has_the_g9_versions_inside_g3s() -> Non
     ]
 
 
-def test_g9_adds_no_version_where_the_split_gains_no_parallelism() -> None:
-    """The rows' reduction is followed by a division, so the split's map
-    would run it sequentially in its threads as the SegRed does: one version."""
+def test_g9_splits_a_map_function_after_its_reduction() -> None:
+    """The rows' maxima are then divided: the split's map is cut after the
+    reduction (G6), whose flat version is a SegRed segmented by the rows."""
     path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
-    assert _tree_of(path, "scaled_maxima") == ["  segred (n)"]
+    assert _tree_of(path, "scaled_maxima") == [
+        "  scaled_maxima.suff_outer_par <= n (default 32768)",
+        "    true:  segred (n)",
+        "    false: scaled_maxima.suff_outer_par <= n (default 32768)",
+        "        true:  segmap (n)",
+        "        false: segred (n, m)",
+        "          segmap (n)",
+        "      segred (n)",
+    ]
+
+
+def test_g9_adds_no_version_where_the_split_gains_no_parallelism() -> None:
+    """Irregular inner work stays sequential in the split's map too."""
+    path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
+    assert _tree_of(path, "sums_of_ranges") == ["  segred (n)"]

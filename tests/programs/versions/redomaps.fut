@@ -30,11 +30,21 @@ entry prices [k][q][n][g] (ps: [k]f32) (quotes: [q][n][g]f32) : [k][q]f32 =
                  quotes)
       ps
 
--- A redomap whose map function's reduction is followed by more work: the
--- split would leave that reduction sequential in its map's threads too,
--- so there is one version.
+-- A redomap whose map function's reduction is followed by more work:
+-- the split cuts the map function after its reduction (G6), so that the
+-- reduction can be segmented by the rows.
 -- ==
 -- entry: scaled_maxima
 -- input { [[1f32, 5f32], [7f32, -1f32]] } output { 6f32 }
+-- random input { [20][30]f32 }
 entry scaled_maxima [n][m] (xss: [n][m]f32) : f32 =
   f32.sum (map (\xs -> f32.maximum xs / f32.i64 m) xss)
+
+-- Irregular inner work (each element sums a range of its own length): the
+-- split's map would run it sequentially in its threads as the SegRed
+-- does, so there is one version.
+-- ==
+-- entry: sums_of_ranges
+-- input { [3i64, 0i64, 4i64] } output { 9i64 }
+entry sums_of_ranges (ns: []i64) : i64 =
+  i64.sum (map (\n -> i64.sum (iota n)) ns)
