@@ -59,8 +59,9 @@ al., PPoPP 2019; `research/seed000_003.md`):
    * `flat`: the inner work flattened too: a reduction or scan under two or
      more maps becomes a SegRed or SegScan segmented by all of them (G4);
      a map whose body is a loop becomes a loop of a map (G7,
-     `interchange.map_loop`); a map of several parallel statements becomes
-     a map per statement (G6, `interchange.distribute`); a map whose body
+     `interchange.map_loop`); a map of several parallel statements, or of
+     one followed by more work, becomes a map per statement (G6,
+     `interchange.distribute`); a map whose body
      ends in an `if` on a condition its points share becomes an `if` of
      two maps (G8, `interchange.map_if`); a redomap whose map function has
      parallel work, at the top or ending a map's body, becomes its map and
