@@ -61,12 +61,12 @@ al., PPoPP 2019; `research/seed000_003.md`):
      a map whose body is a loop becomes a loop of a map (G7,
      `interchange.map_loop`); a map of several parallel statements, or of
      one followed by more work, becomes a map per statement (G6,
-     `interchange.distribute`); a map whose body
-     ends in an `if` on a condition its points share becomes an `if` of
-     two maps (G8, `interchange.map_if`); a redomap whose map function has
-     parallel work, at the top or ending a map's body, becomes its map and
-     its reduction (G9, `interchange.split_parallel_redomap`).  The maps these make are
-     flattened in turn, with versions of their own.
+     `interchange.distribute`); a map whose body ends in an `if` on a
+     condition its points share becomes an `if` of two maps (G8,
+     `interchange.map_if`); a redomap whose map function has parallel
+     work, at the top or ending a map's body, becomes its map and its
+     reduction (G9, `interchange.split_parallel_redomap`).  The maps these
+     make are flattened in turn, with versions of their own.
 
    Without an intra version the guard is `suff_outer_par` alone; without a
    flat one, `outer` is the fallback: `if suff_outer_par <= P || !fits`.
@@ -229,11 +229,15 @@ class _Flattener:
             translated = self.translate(e, deep=True)
             if translated is not None and len(translated[1].space.dims) > len(op.space.dims):
                 deep = self._renamed(translated, hoisted)
+        counters = (self.num_thresholds, self.fun_guards, self.capped)
         split = self.further(stm, interchange.split_parallel_redomap(replace(stm, exp=e),
                                                                      self.names))
         top = deep[1] if deep is not None else op
         if split is not None and not _deeper(split, len(top.space.dims)):
-            split = None  # its map runs the inner work sequentially too: no gain
+            # Its map runs the inner work sequentially too: no gain, and the
+            # guards it made are not the program's.
+            split = None
+            self.num_thresholds, self.fun_guards, self.capped = counters
         if split is not None:
             flat = split if deep is None else self.redomap_versions(stm.pat, deep, split)
         elif self.flat_version_possible:
