@@ -57,6 +57,8 @@ class CompiledPackage:
         self.module = module
         self.backend = backend
         self.instance = getattr(module, _class_name(module))(backend=backend)
+        # The package's own (vendored) runtime errors, for `_compiler_errors`.
+        self._errors = importlib.import_module(f"{module.__name__}._futgen_runtime.errors")
         self.source = source
         self._reference: Any = None
         self._tuned: dict[tuple, Any] = {}  # an instance per threshold setting
@@ -110,7 +112,7 @@ class CompiledPackage:
         which the runner knows: run-time failures and argument sizes that
         disagree as FutharkError (Futhark's compiled programs fail so too),
         other rejected arguments as DataError."""
-        from futgen.errors import DataError, FutharkError
+        from futgen.errors import DataError, FutgenError, FutharkError
 
         try:
             yield
@@ -126,6 +128,8 @@ class CompiledPackage:
             raise FutharkError(str(e)) from None
         except self.module.ArgumentError as e:
             raise DataError(str(e)) from None
+        except self._errors.FutgenError as e:  # the backend is unavailable, say
+            raise FutgenError(str(e)) from None
 
     def consumes(self, entry: str) -> bool:
         """Whether `entry` consumes (updates in place) one of its arguments."""
@@ -137,7 +141,8 @@ class CompiledPackage:
         where `entry` consumes an argument (each call must get fresh ones)."""
         if self.consumes(entry):
             return args
-        b = self.instance._backend()
+        with self._compiler_errors():
+            b = self.instance._backend()
 
         def put(v: Any) -> Any:
             if isinstance(v, np.ndarray):
@@ -173,7 +178,8 @@ class CompiledPackage:
         return self.instance.last_block_sizes
 
     def device_name(self) -> str:
-        return self.instance._backend().device_name
+        with self._compiler_errors():
+            return self.instance._backend().device_name
 
     def reference_call(self, entry: str, args: list[Any]) -> list[Any]:
         """The interpreter's results on the same arguments (for random inputs)."""

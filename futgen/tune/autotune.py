@@ -524,6 +524,7 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
         raise FutgenError(f"{path}: no datasets to tune on (test blocks with inputs, "
                           "not tagged nobench)")
     pkg = compile_package(path, backend, find_tuning=False)
+    device = pkg.device_name()  # first: it says so if the backend is unavailable
     check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
     params = {name: p for name, p in pkg.module.TUNING_PARAMS.items()
               if strategies or GUARD_MARK in name}
@@ -539,7 +540,7 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
         raise FutgenError("compiler bug: versions disagree with the expected results:\n"
                           + "\n".join(runner.wrong))
     header = [(f"futgen autotune of {path}, {datetime.date.today().isoformat()}, on "
-               f"{pkg.device_name()} ({pkg.instance.backend} backend)"),
+               f"{device} ({pkg.instance.backend} backend)"),
               f"datasets: {', '.join(chosen)}",
               (f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls"
                f"{', then a profiled one' if method == 'profile' else ''}); times within "

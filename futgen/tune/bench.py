@@ -146,7 +146,8 @@ def benchmark(path: str, backend: str = "auto", runs: int = 10, *, entry: str | 
     used = tuning_file(path, tuning, find_tuning)
     pkg = compile_package(path, backend, tuning=str(used) if used else None, find_tuning=False)
     check_entries(path, chosen, pkg.module.ENTRY_POINTS)
-    kind, device = pkg.instance.backend, pkg.device_name()
+    device = pkg.device_name()  # first: it says so if the backend is unavailable
+    kind = pkg.instance.backend
     results: dict[str, ProgramResult] = {}
     for ds in chosen:
         res = results.setdefault(ds.entry, ProgramResult(

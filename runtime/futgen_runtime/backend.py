@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from .cpu import CpuBackend
+from .errors import FutgenError
 
 
 class Backend(Protocol):
@@ -69,7 +70,8 @@ def make_backend(kind: str = "auto", *, device: int | str | None = None,
                            kernel_images=kernel_images, errors=errors, cache_dir=cache_dir)
     except Exception as e:
         if kind == "cuda":
-            raise
+            raise FutgenError(f"the CUDA backend is not available here: {_reason(e)} "
+                              "(backend='auto' falls back to the CPU backend)") from e
         print(f"futgen: no CUDA device or PyCUDA ({_reason(e)}); running on the CPU backend",
               file=sys.stderr)
         return CpuBackend(errors=errors)

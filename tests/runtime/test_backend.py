@@ -4,6 +4,7 @@ import importlib.util
 
 import pytest
 from futgen_runtime import CpuBackend, make_backend
+from futgen_runtime.errors import FutgenError
 
 HAS_PYCUDA = importlib.util.find_spec("pycuda") is not None
 
@@ -28,9 +29,11 @@ def test_auto_falls_back_with_one_line(capsys: pytest.CaptureFixture[str]) -> No
 
 
 @pytest.mark.skipif(HAS_PYCUDA, reason="PyCUDA is installed here")
-def test_cuda_without_pycuda_raises() -> None:
-    with pytest.raises(ImportError):
+def test_cuda_without_pycuda_raises_saying_why() -> None:
+    with pytest.raises(FutgenError, match=r"the CUDA backend is not available here: PyCUDA "
+                                          r"is not installed \(backend='auto' falls back") as e:
         make_backend("cuda")
+    assert isinstance(e.value.__cause__, ImportError)
 
 
 def test_runtime_imports_without_pycuda() -> None:

@@ -194,3 +194,16 @@ def test_time_calls_checks_its_arguments(tmp_path) -> None:
         lib.time_calls("main", (a, a.T), runs=0)
     with pytest.raises(ValueError, match="unknown entry point 'mian'"):
         lib.time_calls("mian", (a, a.T))
+
+
+def test_an_unavailable_cuda_backend_is_an_error_not_a_traceback(tmp_path, capsys) -> None:
+    try:
+        import pycuda.driver  # noqa: F401
+        pytest.skip("PyCUDA is installed here")
+    except ImportError:
+        pass
+    for command in ("bench", "autotune"):
+        assert main([command, str(PRODUCTS), "--backend", "cuda"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("Error: the CUDA backend is not available here: PyCUDA is not "
+                              "installed"), err
