@@ -207,3 +207,14 @@ def test_an_unavailable_cuda_backend_is_an_error_not_a_traceback(tmp_path, capsy
         err = capsys.readouterr().err
         assert err.startswith("Error: the CUDA backend is not available here: PyCUDA is not "
                               "installed"), err
+
+
+def test_bench_and_compare_draw_pngs(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    out, png = tmp_path / "a.json", tmp_path / "a.png"
+    assert main(["bench", str(PRODUCTS), "--backend", "cpu", "-r", "2", "--no-progress",
+                 "--json", str(out), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    compared = tmp_path / "c.png"
+    assert main(["bench", "--compare", str(out), str(out), "--plot", str(compared)]) == 0
+    assert compared.stat().st_size > 1000
