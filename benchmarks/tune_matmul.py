@@ -99,7 +99,7 @@ def main() -> None:
 
     from futgen.pipeline import Options
     from futgen.testing.compiled import compile_package
-    from futgen.tune.autotune import autotune
+    from futgen.tune.driver import autotune
     from futgen.tune.forest import version_runs
 
     torch.backends.cuda.matmul.allow_tf32 = False

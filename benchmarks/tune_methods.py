@@ -48,8 +48,8 @@ def main() -> None:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    from futgen.tune.autotune import autotune
     from futgen.tune.bench import benchmark
+    from futgen.tune.driver import autotune
 
     program = Path(args.program) if args.program else lud_shaped(
         out, [int(n) for n in args.sizes.split(",")])

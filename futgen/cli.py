@@ -437,7 +437,7 @@ def _progress_bar(name: str, runs: int):
 def _autotune(args: argparse.Namespace) -> int:
     import time
 
-    from futgen.tune.autotune import autotune
+    from futgen.tune.driver import autotune
 
     _require_file(args.program)
     if args.noise < 0 or args.timeout <= 0:

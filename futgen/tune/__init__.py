@@ -1,4 +1,5 @@
 """Tuning: the threshold forest (`forest.py`), `futgen bench` (`bench.py`)
-and `futgen autotune` (`autotune.py`)."""
+and `futgen autotune` (`autotune.py`, the algorithm; `driver.py`, which
+runs it on a program's package)."""
 
 NOISE = 0.03  # times within 3% of each other are a tie (`futgen autotune --noise`)

@@ -49,11 +49,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 import numpy as np
-from futgen_runtime.tuning import GUARD_MARK, TBLOCK_SIZE
 
 from futgen.gpu.ir import INFINITE_THRESHOLD
 from futgen.tune import NOISE
-from futgen.tune.bench import Dataset
 from futgen.tune.forest import FORCED, Node, forest
 
 INF = INFINITE_THRESHOLD
@@ -297,36 +295,51 @@ def _tune_one(v: str, default: int, path: tuple[str, ...], d: str, local: dict[s
             times[c] = runs(d, {**setting, v: c}).time
         return times[c]
 
-    how, scores, k = "search", None, None
+    found = None
     if method == "profile" and len(pars) > 1:
         always = runs(d, {**setting, v: candidates[0]})
-        times[candidates[0]] = always.time
-        scores = _profile_scores(v, base, always, candidates)
-        if scores is not None:
-            k = min(range(len(candidates)), key=lambda i: scores[candidates[i]])
-            first, last = _ties(candidates, scores, k, noise)
-            interval = Interval(pars[first - 1] + 1 if first > 0 else 0, candidates[last])
-            # The value that will be used, run end to end, must be as fast as
-            # the best run seen.
-            used = next(c for c in candidates if c >= interval.nearest(default))
-            timed = time_of(used)
-            fastest = min((t for t in times.values() if t is not None), default=None)
-            if timed is not None and fastest is not None and timed <= fastest * (1 + noise):
-                how, k = "profile", candidates.index(used)
-            else:
-                scores = None
-    if scores is None:
+        found = _profiled(v, default, base, always, candidates, times, time_of, noise)
+    how = "profile" if found is not None else "search"
+    if found is None:
         k = _search(candidates, times, time_of)
         if k is None:
             note(f"{v} on {d}: every run failed ({base.why}); no information")
             return None, None
-        scores = times
-    first, last = _ties(candidates, scores, k, noise)
-    interval = Interval(pars[first - 1] + 1 if first > 0 else 0, candidates[last])
+        first, last = _ties(candidates, times, k, noise)
+        found = Interval(_above(candidates, first), candidates[last]), times[candidates[k]]
+    interval, best = found
     shown = ", ".join(map(str, pars)) if len(pars) <= 6 else f"{len(pars)} values"
-    tie = " (a tie)" if first != last else ""
-    note(f"{v} on {d}: P in {{{shown}}}: {interval}{tie} ({_us(times[candidates[k]])}; {how})")
-    return interval, times[candidates[k]]
+    tie = " (a tie)" if interval.hi != next(c for c in candidates if c >= interval.lo) else ""
+    note(f"{v} on {d}: P in {{{shown}}}: {interval}{tie} ({_us(best)}; {how})")
+    return interval, best
+
+
+def _above(candidates: list[int], i: int) -> int:
+    """The least threshold value that behaves as candidate `i` does."""
+    return candidates[i - 1] + 1 if i > 0 else 0
+
+
+def _profiled(v: str, default: int, never: Measurement, always: Measurement,
+              candidates: list[int], times: dict[int, float | None],
+              time_of: Callable[[int], float | None],
+              noise: float) -> tuple[Interval, float] | None:
+    """The profiling method: the interval of the candidates `_profile_scores`
+    predicts best, and the time of the value that will be used, if that
+    value, run end to end, is as fast as the best run seen; else None (the
+    search decides)."""
+    times[candidates[0]] = always.time
+    scores = _profile_scores(v, never, always, candidates)
+    if scores is None:
+        return None
+    k = min(range(len(candidates)), key=lambda i: scores[candidates[i]])
+    first, last = _ties(candidates, scores, k, noise)
+    interval = Interval(_above(candidates, first), candidates[last])
+    used = next(c for c in candidates if c >= interval.nearest(default))
+    timed = time_of(used)
+    fastest = min((t for t in times.values() if t is not None), default=None)
+    if timed is None or fastest is None or timed > fastest * (1 + noise):
+        return None
+    return interval, timed
 
 
 def _search(candidates: list[int], times: dict[int, float | None],
@@ -439,110 +452,3 @@ def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],
                      f"{shown}")
     lines += [f"{name}={value}" for name, value in sorted(result.values.items())]
     return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------- a built package
-
-
-class PackageRunner:
-    """Runs the datasets of a program on its built package (one instance,
-    whose thresholds are set before each run): a warm-up call, checked
-    against the expected results if the test block gives them, then `runs`
-    timed calls, of which the fastest counts, and with `profile` one more,
-    profiled.  A warm-up slower than `timeout` seconds is a loss (it is not
-    stopped: a run in this process cannot be), as is any failure (reported
-    in `why`)."""
-
-    def __init__(self, pkg, datasets: Mapping[str, Dataset], runs: int, timeout: float,
-                 tolerance: float | None = None, profile: bool = False) -> None:
-        from futgen.data.compare import DEFAULT_TOLERANCE
-
-        self.pkg = pkg
-        self.datasets = datasets
-        self.runs = runs
-        self.timeout = timeout
-        self.tolerance = DEFAULT_TOLERANCE if tolerance is None else tolerance
-        self.profile = profile
-        self.wrong: list[str] = []  # versions that gave wrong results: compiler bugs
-        self._loaded: tuple[str, list, list | None] | None = None
-
-    def _inputs(self, d: str) -> tuple[list, list | None]:
-        """The dataset's arguments and expected results (the last dataset's kept)."""
-        if self._loaded is None or self._loaded[0] != d:
-            self._loaded = None  # free the last dataset first
-            ds = self.datasets[d]
-            self._loaded = (d, self.pkg.resident(ds.entry, ds.arguments()), ds.expected())
-        return self._loaded[1], self._loaded[2]
-
-    def __call__(self, d: str, tuning: Mapping[str, int]) -> Measurement:
-        from futgen.tune.bench import WrongResult, checked_runs
-
-        ds = self.datasets[d]
-        args, expected = self._inputs(d)
-        self.pkg.set_tuning(dict(tuning))
-        try:
-            first, times = checked_runs(self.pkg, ds, args, expected, self.runs, self.tolerance,
-                                        slower_than=self.timeout * 1e6)
-            if not times:
-                return Measurement(None, self._guards(), f"too slow: {first / 1e6:.1f} s a call")
-            guards = self._guards()
-            regions = self.pkg.profile_call(ds.entry, args) if self.profile else ()
-        except WrongResult as e:
-            self.wrong.append(f"{d} with {dict(tuning)}: {e}")
-            return Measurement(None, self._guards(), str(e))
-        except Exception as e:  # noqa: BLE001 - a failing version loses, whatever the cause
-            return Measurement(None, self._guards(), f"{type(e).__name__}: {e}")
-        return Measurement(min(times), guards, regions=regions,
-                           block_sizes=tuple(self.pkg.last_block_sizes()))
-
-    def _guards(self) -> tuple[tuple[str, int], ...]:
-        return tuple((name, par) for name, par, _ in self.pkg.last_guards())
-
-
-def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 60.0, *,
-             entry: str | None = None, tolerance: float | None = None, noise: float = NOISE,
-             method: str = "search", strategies: bool = False,
-             say: Callable[[str], None] | None = None) -> tuple[TuneResult, str]:
-    """Tune `path`'s thresholds on the datasets of its test blocks (those
-    `futgen bench` runs); the result and the tuning file's text.  The
-    version guards are tuned, as Futhark's tuner does; with `strategies`,
-    the kernels' strategy guards too (tiles, split loops, reduction
-    strategies), whose defaults were chosen for the device by hand and
-    whose best values depend on more than their P (a loop's length, say),
-    so that small training datasets can mislead them."""
-    import datetime
-
-    from futgen.errors import FutgenError
-    from futgen.testing.compiled import compile_package
-    from futgen.tune.bench import check_entries
-    from futgen.tune.bench import datasets as bench_datasets
-
-    if runs < 1:
-        raise FutgenError(f"--runs must be at least 1, got {runs}")
-    chosen = {f"{ds.entry}:{ds.name}": ds for ds in bench_datasets(path, entry)}
-    if not chosen:
-        raise FutgenError(f"{path}: no datasets to tune on (test blocks with inputs, "
-                          "not tagged nobench)")
-    pkg = compile_package(path, backend, find_tuning=False)
-    device = pkg.device_name()  # first: it says so if the backend is unavailable
-    check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
-    params = {name: p for name, p in pkg.module.TUNING_PARAMS.items()
-              if strategies or GUARD_MARK in name}
-    runner = PackageRunner(pkg, chosen, runs, timeout, tolerance, profile=method == "profile")
-    result = tune(params, list(chosen), runner, noise=noise, method=method, say=say)
-    sizes = {name: p for name, p in pkg.module.TUNING_PARAMS.items()
-             if p["class"] == TBLOCK_SIZE}
-    if sizes:
-        result.block_sizes, size_runs = tune_block_sizes(
-            sizes, list(chosen), runner, {**result.values}, noise, say)
-        result.runs += size_runs
-    if runner.wrong:
-        raise FutgenError("compiler bug: versions disagree with the expected results:\n"
-                          + "\n".join(runner.wrong))
-    header = [(f"futgen autotune of {path}, {datetime.date.today().isoformat()}, on "
-               f"{device} ({pkg.instance.backend} backend)"),
-              f"datasets: {', '.join(chosen)}",
-              (f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls"
-               f"{', then a profiled one' if method == 'profile' else ''}); times within "
-               f"{noise:.0%} are ties; the {method} method")]
-    return result, tuning_file_text(result, params, header)

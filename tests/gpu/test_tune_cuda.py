@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from futgen.testing.compiled import compile_package
-from futgen.tune.autotune import autotune
+from futgen.tune.driver import autotune
 from futgen.tune.forest import version_runs
 
 pytestmark = pytest.mark.gpu
