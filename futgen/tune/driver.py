@@ -100,12 +100,12 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
     pkg = compile_package(path, backend, find_tuning=False)
     device = pkg.device_name()  # first: it says so if the backend is unavailable
     check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
-    params = {name: p for name, p in pkg.module.TUNING_PARAMS.items()
-              if strategies or GUARD_MARK in name}
+    every = pkg.module.TUNING_PARAMS
+    thresholds = {name: p for name, p in every.items()
+                  if p["class"] == "threshold" and (strategies or GUARD_MARK in name)}
     runner = PackageRunner(pkg, chosen, runs, timeout, tolerance, profile=method == "profile")
-    result = tune(params, list(chosen), runner, noise=noise, method=method, say=say)
-    sizes = {name: p for name, p in pkg.module.TUNING_PARAMS.items()
-             if p["class"] == TBLOCK_SIZE}
+    result = tune(thresholds, list(chosen), runner, noise=noise, method=method, say=say)
+    sizes = {name: p for name, p in every.items() if p["class"] == TBLOCK_SIZE}
     if sizes:
         result.block_sizes, size_runs = tune_block_sizes(
             sizes, list(chosen), runner, {**result.values}, noise, say)
@@ -119,4 +119,4 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
               (f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls"
                f"{', then a profiled one' if method == 'profile' else ''}); times within "
                f"{noise:.0%} are ties; the {method} method")]
-    return result, tuning_file_text(result, params, header)
+    return result, tuning_file_text(result, every, header)

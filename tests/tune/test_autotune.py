@@ -10,6 +10,7 @@ from futgen.tune.autotune import (
     INF,
     Interval,
     Measurement,
+    SizeTuned,
     tune,
     tune_block_sizes,
     tuning_file_text,
@@ -271,3 +272,15 @@ def test_runs_are_reused_for_thresholds_that_choose_the_same_versions() -> None:
     result = tune(TREE, ["d"], program)
     assert result.values == {"t1": 32768, "t2": 32768}
     assert result.runs == 3
+
+
+def test_the_tuning_file_lists_block_sizes_with_their_relative_times() -> None:
+    params = {"t": _threshold(),
+              "k.segmap_tblock_size_1": {"class": "tblock_size", "default": 256, "path": ()}}
+    program = Variant(cut=170)
+    result = tune({"t": params["t"]}, ["d"], program, noise=0.0)
+    result.block_sizes = [SizeTuned("k.segmap_tblock_size_1", 512, {64: 1.2, 512: 0.9})]
+    text = tuning_file_text(result, params, [])
+    assert "-- k.segmap_tblock_size_1: time relative to the default 256: 64: 1.20, 512: 0.90" \
+        in text
+    assert text.endswith("k.segmap_tblock_size_1=512\nt=170\n")

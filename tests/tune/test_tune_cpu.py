@@ -218,3 +218,23 @@ def test_bench_and_compare_draw_pngs(tmp_path, capsys) -> None:
     compared = tmp_path / "c.png"
     assert main(["bench", "--compare", str(out), str(out), "--plot", str(compared)]) == 0
     assert compared.stat().st_size > 1000
+
+
+def test_autotune_tunes_the_block_sizes_runs_use(monkeypatch) -> None:
+    """The CPU backend has no blocks, so a runner that says a run used the
+    plain kernel's block size (as CUDA runs do) stands in for it here."""
+    from futgen.tune import driver
+    from futgen.tune.autotune import Measurement
+
+    def run(self, d, tuning):
+        [size] = [k for k in self.pkg.module.TUNING_PARAMS if "tblock_size" in k]
+        block = tuning.get(size, 256)
+        guards = tuple((k, 1000) for k in tuning if ".suff_" in k)
+        return Measurement(100.0 + abs(block - 128) / 8, guards, block_sizes=(size,))
+
+    monkeypatch.setattr(driver.PackageRunner, "__call__", run)
+    result, text = driver.autotune(str(PRODUCTS), "cpu", runs=1)
+    [size] = result.block_sizes
+    assert size.value == 128 and size.relative[128] < 1
+    assert f"{size.name}=128" in text.splitlines()
+    assert f"-- {size.name}: time relative to the default 256:" in text
