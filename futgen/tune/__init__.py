@@ -3,3 +3,8 @@ and `futgen autotune` (`autotune.py`, the algorithm; `driver.py`, which
 runs it on a program's package)."""
 
 NOISE = 0.03  # times within 3% of each other are a tie (`futgen autotune --noise`)
+
+
+def microseconds(t: float) -> str:
+    """A time in µs as reports print it."""
+    return f"{t:,.0f}μs" if t >= 100 else f"{t:.1f}μs"

@@ -51,7 +51,7 @@ from itertools import accumulate
 import numpy as np
 
 from futgen.gpu.ir import INFINITE_THRESHOLD
-from futgen.tune import NOISE
+from futgen.tune import NOISE, microseconds
 from futgen.tune.forest import FORCED, Node, forest
 
 INF = INFINITE_THRESHOLD
@@ -310,7 +310,7 @@ def _tune_one(v: str, default: int, path: tuple[str, ...], d: str, local: dict[s
     interval, best = found
     shown = ", ".join(map(str, pars)) if len(pars) <= 6 else f"{len(pars)} values"
     tie = " (a tie)" if interval.hi != next(c for c in candidates if c >= interval.lo) else ""
-    note(f"{v} on {d}: P in {{{shown}}}: {interval}{tie} ({_us(best)}; {how})")
+    note(f"{v} on {d}: P in {{{shown}}}: {interval}{tie} ({microseconds(best)}; {how})")
     return interval, best
 
 
@@ -425,10 +425,6 @@ def _combine(t: Tuned, weights: Mapping[str, float], note: Callable[[str], None]
          + "; ".join(f"{d}: {i}" for d, i in t.intervals.items())
          + f". Kept {t.interval}, which serves {', '.join(kept)} (the most run time); "
          f"not served: {', '.join(t.left_out)}")
-
-
-def _us(t: float | None) -> str:
-    return "failed" if t is None else f"{t:,.0f}μs"
 
 
 def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],

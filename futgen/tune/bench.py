@@ -25,6 +25,7 @@ import numpy as np
 
 from futgen.errors import FutgenError
 from futgen.testing.spec import TestRun, read_spec
+from futgen.tune import microseconds
 
 SKIP_TAGS = frozenset({"nobench", "disable"})
 BOOTSTRAP_SAMPLES = 2000
@@ -214,12 +215,9 @@ def report_lines(result: ProgramResult) -> Iterator[str]:
             continue
         t = result.timings[name]
         lo, hi = t.interval()
-        yield (f"{name + ':':<{width}} {_us(t.median):>12} median (95% CI {_us(lo)} to "
-               f"{_us(hi)}; min {_us(t.min)}; {len(t.runtimes)} runs)")
-
-
-def _us(t: float) -> str:
-    return f"{t:,.0f}μs" if t >= 100 else f"{t:.1f}μs"
+        us = microseconds
+        yield (f"{name + ':':<{width}} {us(t.median):>12} median (95% CI {us(lo)} to "
+               f"{us(hi)}; min {us(t.min)}; {len(t.runtimes)} runs)")
 
 
 def to_json(results: Iterable[ProgramResult]) -> dict[str, Any]:
@@ -275,7 +273,8 @@ def comparison_lines(rows: list[Comparison]) -> Iterator[str]:
         change = "faster" if r.speedup >= 1 else "slower"
         factor = r.speedup if r.speedup >= 1 else 1 / r.speedup
         sure = "" if r.significant else " (within noise: the 95% intervals overlap)"
-        yield (f"{r.dataset + ':':<{width}} {_us(r.old.median):>12} -> {_us(r.new.median):>12}"
+        before, after = microseconds(r.old.median), microseconds(r.new.median)
+        yield (f"{r.dataset + ':':<{width}} {before:>12} -> {after:>12}"
                f"  {factor:.2f}x {change}{sure}")
 
 

@@ -478,13 +478,15 @@ def test_g8_needs_a_condition_the_points_share() -> None:
     assert "if " not in text and "segscan (" not in text
 
 
+REDOMAPS = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
+
+
 def test_a_redomap_with_inner_parallelism_gets_a_split_version() -> None:
     """Rule G9, tests/programs/versions/redomaps.fut: a redomap whose map
     function has parallel work is either one SegRed running that work in
     each thread, or its map (here a segmented reduction of each row) and
     its reduction flattened on their own."""
-    path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
-    assert _tree_of(path, "sum_of_maxima") == [
+    assert _tree_of(REDOMAPS, "sum_of_maxima") == [
         "  sum_of_maxima.suff_outer_par <= n (default 32768)",
         "    true:  segred (n)",
         "    false: segred (n, m)",
@@ -499,8 +501,7 @@ def test_a_heston_shaped_map_of_redomaps_has_the_g9_versions_inside_g3s() -> Non
     as a SegRed segmented by the maps, else split into every row's price
     (a map with versions of its own: sequential per row, or segmented by
     the row too) and the sum over the rows (versions again)."""
-    path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
-    assert _tree_of(path, "prices") == [
+    assert _tree_of(REDOMAPS, "prices") == [
         "  prices.suff_outer_par <= k * q (default 32768)",
         "    true:  segmap (k, q)",
         "    false: prices.suff_intra_par <= k * q * n (default 32768)",
@@ -519,8 +520,7 @@ def test_a_heston_shaped_map_of_redomaps_has_the_g9_versions_inside_g3s() -> Non
 def test_g9_splits_a_map_function_after_its_reduction() -> None:
     """The rows' maxima are then divided: the split's map is cut after the
     reduction (G6), whose flat version is a SegRed segmented by the rows."""
-    path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
-    assert _tree_of(path, "scaled_maxima") == [
+    assert _tree_of(REDOMAPS, "scaled_maxima") == [
         "  scaled_maxima.suff_outer_par <= n (default 32768)",
         "    true:  segred (n)",
         "    false: scaled_maxima.suff_outer_par <= n (default 32768)",
@@ -533,5 +533,4 @@ def test_g9_splits_a_map_function_after_its_reduction() -> None:
 
 def test_g9_adds_no_version_where_the_split_gains_no_parallelism() -> None:
     """Irregular inner work stays sequential in the split's map too."""
-    path = ROOT / "tests" / "programs" / "versions" / "redomaps.fut"
-    assert _tree_of(path, "sums_of_ranges") == ["  segred (n)"]
+    assert _tree_of(REDOMAPS, "sums_of_ranges") == ["  segred (n)"]
