@@ -238,3 +238,16 @@ def test_autotune_tunes_the_block_sizes_runs_use(monkeypatch) -> None:
     assert size.value == 128 and size.relative[128] < 1
     assert f"{size.name}=128" in text.splitlines()
     assert f"-- {size.name}: time relative to the default 256:" in text
+
+
+@pytest.mark.parametrize("flags", [["--noise", "-0.1"], ["--timeout", "0"]])
+def test_autotune_refuses_a_negative_noise_or_no_timeout(flags, capsys) -> None:
+    assert main(["autotune", str(PRODUCTS), "--backend", "cpu", *flags]) == 1
+    assert "--noise must be at least 0 and --timeout more than 0" in capsys.readouterr().err
+
+
+def test_tuning_and_no_tuning_exclude_each_other(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["bench", str(PRODUCTS), "--tuning", "x.tuning", "--no-tuning"])
+    assert e.value.code == 2
+    assert "not allowed with argument --tuning" in capsys.readouterr().err
