@@ -12,7 +12,13 @@ is copied here).  Versions, by setting every threshold of the package:
   always (0): a block per strike where that fits, else the flat version's
   parts, a block per (strike, row) for the tridiagonal solves;
 * `flat`: neither: everything flattened, the solves as scans over all rows;
-* `default`: the untuned thresholds (32768).
+* `default`: the untuned thresholds (32768);
+* `tuned` (with `--tune`): what `futgen autotune` found on the three
+  datasets, `--tune-timeout` seconds making a slower first call lose (the
+  outer version's: 4-20 s a call), written to `OUT/LocVolCalib.fut.tuning`.
+
+`--kernels` adds each version's slowest kernels (PyTorch's profiler),
+`--host-profile` its host functions (cProfile).
 
 Times are medians of synchronised calls (the inputs are scalars), in ms;
 three calls where one takes over 0.2 s, and the checked call alone where
@@ -46,12 +52,53 @@ def _sync() -> None:
     cuda.Context.synchronize()
 
 
+def _kernel_profile(call, top: int = 8) -> list[tuple[str, int, float]]:
+    """(kernel, launches, total µs) of one call's slowest kernels, printed;
+    the first line is every kernel together beside the call's wall time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+        _sync()
+    wall = (time.perf_counter() - t0) * 1e6
+    events = sorted(((e.key, e.count, e.device_time_total) for e in prof.key_averages()
+                     if e.device_time_total > 0), key=lambda e: -e[2])
+    busy = sum(e[2] for e in events)
+    print(f"    kernels {busy:.0f} us of {wall:.0f} us wall, {sum(e[1] for e in events)} launches")
+    for key, count, total in events[:top]:
+        print(f"    {total:12.0f} us {count:7d}x  {key[:70]}")
+    return [("(all)", sum(e[1] for e in events), busy), *events[:top]]
+
+
+def _host_profile(call, top: int = 25) -> None:
+    """The host functions one call spends its time in, by own time."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    call()
+    _sync()
+    prof.disable()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(top)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--suite", required=True)
     ap.add_argument("--out", default=".")
     ap.add_argument("--datasets", default="small,medium,large")
     ap.add_argument("--versions", default="default,outer,intra,flat")
+    ap.add_argument("--kernels", action="store_true",
+                    help="also profile one call of each version: its slowest kernels")
+    ap.add_argument("--host-profile", action="store_true",
+                    help="also profile one call of each version on the host (cProfile)")
+    ap.add_argument("--tune", action="store_true",
+                    help="first `futgen autotune` it on its three datasets; version `tuned` "
+                         "runs with the values found")
+    ap.add_argument("--tune-timeout", type=float, default=5.0,
+                    help="autotune's --timeout (s): a slower first call loses")
     ap.add_argument("--slow", type=float, default=2.0,
                     help="a version whose checked call takes longer (s) is timed by that call alone")
     args = ap.parse_args()
@@ -63,12 +110,27 @@ def main() -> None:
     t0 = time.perf_counter()
     lib = import_package(build_package(prog, Path(tempfile.mkdtemp()) / "lvc", name="lvc"))
     print(f"build: {time.perf_counter() - t0:.2f} s", flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tuning: dict = {}
+    if args.tune:
+        from futgen.tune.driver import autotune
+
+        t0 = time.perf_counter()
+        result, text = autotune(str(prog), "cuda", 5, args.tune_timeout,
+                                say=lambda s: print(s, flush=True))
+        tuning = {"values": result.values, "runs": result.runs,
+                  "seconds": time.perf_counter() - t0}
+        (out / "LocVolCalib.fut.tuning").write_text(text)
+        print(text, f"tuning: {result.runs} runs, {tuning['seconds']:.1f} s", sep="\n",
+              flush=True)
     names = list(lib.TUNING_PARAMS)
     outer = [n for n in names if "suff_outer_par" in n]
     intra = [n for n in names if "suff_intra_par" in n]
     versions = {"default": {}, "outer": dict.fromkeys(outer, 0),
                 "intra": {**dict.fromkeys(outer, BIG), **dict.fromkeys(intra, 0)},
-                "flat": dict.fromkeys(outer + intra, BIG)}
+                "flat": dict.fromkeys(outer + intra, BIG),
+                "tuned": tuning.get("values", {})}
     versions = {v: versions[v] for v in args.versions.split(",")}
     rows = []
     for dataset in args.datasets.split(","):
@@ -90,10 +152,12 @@ def main() -> None:
             row[f"{name}_ok"] = bool(np.allclose(got, want, rtol=2e-3, atol=1e-4))
             print(dataset, name, f"{row[name + '_ms']:.3f} ms", f"rel err {err:.1e}",
                   flush=True)
+            if args.kernels and first < 30:
+                row[f"{name}_kernels"] = _kernel_profile(lambda i=inst, xs=inputs: i.main(*xs))
+            if args.host_profile and first < 30:
+                _host_profile(lambda i=inst, xs=inputs: i.main(*xs))
         rows.append(row)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "locvolcalib.json").write_text(json.dumps(rows, indent=1))
+    (out / "locvolcalib.json").write_text(json.dumps({"rows": rows, "tuning": tuning}, indent=1))
     print("\ndataset   " + "  ".join(f"{v:>10s}" for v in versions))
     for row in rows:
         print(f"{row['dataset']:8s}  " + "  ".join(

@@ -46,6 +46,7 @@ from futgen.core import ir
 from futgen.flatten import flatten
 from futgen.flatten.fusion import fuse
 from futgen.gpu import check as gpu_check
+from futgen.opt.simplify_host import simplify_host
 from futgen.opt.simplify import simplify
 
 
@@ -98,6 +99,9 @@ PASSES: tuple[Pass, ...] = (
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "
          "sequential kernel code, in versions guarded by thresholds (incremental "
          "flattening); the kernel-code rules checked", _flatten, gpu=True),
+    Pass("simplify-host", "the host code's scalars after flattening: copies propagated, "
+         "rules, common subexpressions, invariant ones out of loops and branches, dead ones "
+         "removed", lambda prog, options: simplify_host(prog), gpu=True),
 )
 PASS_NAMES = tuple(p.name for p in PASSES)
 

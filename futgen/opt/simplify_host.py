@@ -1,0 +1,257 @@
+"""Simplification of the GPU IR's host code: its scalar arithmetic, and
+arrays made anew in every iteration of a loop.
+
+Flattening writes host code of its own: the parallelism each guard compares,
+the bytes of shared memory an intra-block version needs (`BlockFits`), the
+sizes of the arrays it allocates.  It builds each from the sizes it starts
+from, so the same expressions recur (LocVolCalib's time loop computed 141
+scalars a step, most of them equal and none depending on the step), and the
+generated package runs every one of them in Python, per call and per
+iteration.  This pass, run after flattening, does to the host code's scalars
+what `futgen.opt.simplify` does to the core IR:
+
+* **Copy propagation** of scalar variables (`let n = m`: every `n` is `m`).
+* **Rewrite rules** (`futgen.opt.rules`: exact constant folding, algebraic
+  laws) on scalar operations.
+* **Common subexpressions**: a scalar operation computed again where the
+  first result is in scope is replaced by that result.
+* **Hoisting**: a scalar operation that cannot fail and uses nothing bound
+  inside a loop body or an `if` branch moves in front of the loop or the
+  `if`.  Out of a branch too (unlike the core IR's simplifier): these are a
+  few arithmetic operations, cheaper than the Python that runs the branch,
+  and the versions' branches compute the same sizes again and again.
+* **Invariant arrays out of loops**: a `replicate` or `iota` that uses
+  nothing the loop binds, and that nothing consumes (no in-place update,
+  scatter, histogram or call may write it, through any alias), is made once
+  in front of the loop instead of once per iteration (LocVolCalib's time
+  loop made six such arrays a step, each an allocation and a launch).
+  Inside a loop it may leave an `if` branch on its way out.
+* **Dead code**: scalar operations nobody uses (kernel code, types and
+  kernel plans included) go.
+
+Otherwise only host statements whose value is a scalar computed by a
+`UnOp`, `BinOp`, `CmpOp`, `ConvOp`, `ArraySize` or copy are touched; guards
+(which log), `BlockFits`, other array operations and SegOps stay as they
+are, where they are.
+Kernel code is not simplified (the core IR passes did that before
+flattening built it), only renamed where the host names it uses were.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap, Counter
+from collections.abc import Hashable, Iterator
+from dataclasses import replace
+
+from futgen_runtime.prims import BINOPS
+
+from futgen.core import ir
+from futgen.flatten.names import binders, free_vars, param_types, replace_uses, use_counts
+from futgen.gpu.ir import SegHist, SegScatter
+from futgen.opt.effects import Aliases, can_fail
+from futgen.opt.parts import bodies
+from futgen.opt.rules import RULES, Facts
+
+_SCALAR_OPS = (ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.ArraySize, ir.SubExpOp)
+_NEW_ARRAYS = (ir.Replicate, ir.Iota)
+MAX_ROUNDS = 8
+
+
+def simplify_host(prog: ir.Program) -> ir.Program:
+    """`prog` (GPU IR) with the scalar code of every function's host code simplified."""
+    return ir.Program(tuple(_simplify_function(f) for f in prog.functions))
+
+
+def _simplify_function(fun: ir.Function) -> ir.Function:
+    for _ in range(MAX_ROUNDS):
+        forward = _Forward(fun)
+        fun = forward.function()
+        dead = _Dead(fun, forward.facts.types)
+        fun = dead.function()
+        if not (forward.changed or dead.changed):
+            break
+    return fun
+
+
+def _is_scalar_op(stm: ir.Stm) -> bool:
+    return isinstance(stm.exp, _SCALAR_OPS) and all(isinstance(p.type, ir.Prim) for p in stm.pat)
+
+
+class _Forward:
+    """One walk over a function's host code: propagation, rules, sharing,
+    hoisting.  Uses of renamed variables are substituted in one pass at the
+    end, kernel code and types included (names are unique)."""
+
+    def __init__(self, fun: ir.Function):
+        self.fun = fun
+        self.facts = Facts(param_types(fun))
+        self.subst: dict[ir.VName, ir.SubExp] = {}
+        self.avail: ChainMap[Hashable, ir.VName] = ChainMap()
+        # Names bound more than once (a SegOp's `host` statement, the core
+        # code it implements, may bind host names again) are never renamed:
+        # the final substitution reaches binders too.
+        self.fixed = {v for v, k in Counter(binders(fun)).items() if k > 1}
+        self.consumed = _consumed(fun)
+        self.loops = 0  # how many loops enclose the body being walked
+        self.changed = False
+
+    def function(self) -> ir.Function:
+        body, _ = self.scope(self.fun.body, None)
+        return replace_uses(replace(self.fun, body=body), self.resolved())
+
+    def resolved(self) -> dict[ir.VName, ir.SubExp]:
+        """The substitution with its chains followed (a name shared inside a
+        branch may itself be shared once hoisted out of it)."""
+        out = {}
+        for name, se in self.subst.items():
+            while isinstance(se, ir.Var) and se.name in self.subst:
+                se = self.subst[se.name]
+            out[name] = se
+        return out
+
+    def scope(self, body: ir.Body, bound: set[ir.VName] | None) -> tuple[ir.Body, list[ir.Stm]]:
+        """`body` simplified, and what moves out of it: `bound` are the names
+        its loop binds anew each time (empty for a branch; None: nothing moves)."""
+        self.avail = self.avail.new_child()
+        out: list[ir.Stm] = []
+        for stm in body.stms:
+            self.stm(stm, out)
+        self.avail = self.avail.parents
+        if bound is None:
+            return ir.Body(tuple(out), body.result), []
+        kept, hoisted, variant = [], [], set(bound)
+        for stm in out:
+            if self.movable(stm) and not free_vars(stm.exp) & variant:
+                hoisted.append(stm)
+            else:
+                kept.append(stm)
+                variant.update(p.name for p in stm.pat)
+        self.changed |= bool(hoisted)
+        return ir.Body(tuple(kept), body.result), hoisted
+
+    def movable(self, stm: ir.Stm) -> bool:
+        """Whether `stm` may leave its loop body or branch (if invariant)."""
+        if _is_scalar_op(stm):
+            return not can_fail(stm.exp, self.facts.types)
+        return (self.loops > 0 and isinstance(stm.exp, _NEW_ARRAYS)
+                and not any(p.name in self.consumed for p in stm.pat))
+
+    def stm(self, stm: ir.Stm, out: list[ir.Stm]) -> None:
+        for p in stm.pat:
+            self.facts.types[p.name] = p.type
+        match stm.exp:
+            case ir.If(_, then_, else_, _):
+                then_, moved = self.scope(then_, set())
+                else_, moved_else = self.scope(else_, set())
+                for s in (*moved, *moved_else):
+                    self.stm(s, out)
+                out.append(replace(stm, exp=replace(stm.exp, then_=then_, else_=else_)))
+                return
+            case ir.Loop(merge, form, body):
+                bound = {p.name for p, _ in merge}
+                if isinstance(form, ir.ForLoop):
+                    bound.add(form.i)
+                    self.facts.types[form.i] = ir.Prim(form.prim)
+                for p, _ in merge:
+                    self.facts.types[p.name] = p.type
+                self.loops += 1
+                body, moved = self.scope(body, bound)
+                self.loops -= 1
+                for s in moved:
+                    self.stm(s, out)
+                out.append(replace(stm, exp=replace(stm.exp, body=body)))
+                return
+        if not _is_scalar_op(stm) or stm.pat[0].name in self.fixed:
+            out.append(stm)
+            return
+        stm = replace(stm, exp=replace_uses(stm.exp, self.subst))
+        for rule in RULES:
+            new = rule(stm, self.facts)
+            if new is not None:
+                self.changed = True
+                for s in new:
+                    self.stm(s, out)
+                return
+        if self.propagate(stm) or self.share(stm):
+            self.changed = True
+            return
+        out.append(stm)
+
+    def propagate(self, stm: ir.Stm) -> bool:
+        """Copy propagation of a variable (constants stay bound: host code
+        may name a scalar where only a variable can stand)."""
+        e = stm.exp
+        if not (isinstance(e, ir.SubExpOp) and isinstance(e.se, ir.Var)
+                and self.facts.types.get(e.se.name) == stm.pat[0].type):
+            return False
+        self.subst[stm.pat[0].name] = e.se
+        return True
+
+    def share(self, stm: ir.Stm) -> bool:
+        """Common subexpressions: whether `stm` repeats a scalar operation
+        whose result is in scope (else it is remembered)."""
+        e = stm.exp
+        if isinstance(e, ir.SubExpOp) or len(stm.pat) != 1:
+            return False
+        key: Hashable = e
+        if isinstance(e, ir.BinOp) and BINOPS[e.op].commutative:
+            key = (e.op, e.prim, *sorted((e.x, e.y), key=repr))
+        (p,) = stm.pat
+        prev = self.avail.get(key)
+        if prev is None:
+            self.avail[key] = p.name
+            return False
+        self.subst[p.name] = ir.Var(prev)
+        return True
+
+
+def _consumed(fun: ir.Function) -> set[ir.VName]:
+    """The names of `fun` whose values something may consume: what the core
+    IR's analysis finds (every argument of a call counts), plus the
+    destinations of SegScatters and SegHists, with their aliases."""
+    aliases = Aliases(fun.body)
+    roots = set(aliases.consumed)
+    for e in _host_exps(fun.body):
+        if isinstance(e, SegScatter):
+            roots.update(d.arr for d in e.dests)
+        elif isinstance(e, SegHist):
+            roots.update(d for op in e.ops for d in op.dests)
+    return aliases.closure(roots)
+
+
+def _host_exps(body: ir.Body) -> Iterator[ir.Exp]:
+    for stm in body.stms:
+        yield stm.exp
+        if isinstance(stm.exp, ir.If | ir.Loop):
+            for b in bodies(stm.exp):
+                yield from _host_exps(b)
+
+
+class _Dead:
+    """One backward walk removing the scalar operations nobody uses."""
+
+    def __init__(self, fun: ir.Function, types: dict[ir.VName, ir.Type]):
+        self.fun = fun
+        self.counts = use_counts(fun)
+        self.types = types
+        self.changed = False
+
+    def function(self) -> ir.Function:
+        return replace(self.fun, body=self.body(self.fun.body))
+
+    def body(self, body: ir.Body) -> ir.Body:
+        kept = []
+        for stm in reversed(body.stms):
+            if (_is_scalar_op(stm) and all(self.counts[p.name] <= 0 for p in stm.pat)
+                    and not can_fail(stm.exp, self.types)):
+                self.counts.subtract(use_counts(stm))
+                self.changed = True
+                continue
+            match stm.exp:
+                case ir.If(_, then_, else_, _):
+                    stm = replace(stm, exp=replace(stm.exp, then_=self.body(then_),
+                                                   else_=self.body(else_)))
+                case ir.Loop(body=loop_body):
+                    stm = replace(stm, exp=replace(stm.exp, body=self.body(loop_body)))
+            kept.append(stm)
+        return ir.Body(tuple(reversed(kept)), body.result)
