@@ -147,6 +147,27 @@ class Aliases:
                     self._alias(p, set(hop.dests))
 
 
+def consumed_on_host(fun: ir.Function) -> set[ir.VName]:
+    """The names of GPU IR function `fun` whose values something may consume:
+    what `Aliases` finds in its host code (every argument of a call counts),
+    plus the destinations of SegScatters and SegHists, with their aliases."""
+    from futgen.gpu.ir import SegHist, SegScatter
+
+    aliases = Aliases(fun.body)
+    roots = set(aliases.consumed)
+    todo = [fun.body]
+    while todo:
+        for stm in todo.pop().stms:
+            e = stm.exp
+            if isinstance(e, SegScatter):
+                roots.update(d.arr for d in e.dests)
+            elif isinstance(e, SegHist):
+                roots.update(d for op in e.ops for d in op.dests)
+            elif isinstance(e, ir.If | ir.Loop):
+                todo += bodies(e)
+    return aliases.closure(roots)
+
+
 def consuming_parameters(prog: ir.Program) -> dict[str, frozenset[int]]:
     """For each function of `prog`, the positions of the parameters it may
     consume (the least fixed point over the calls, recursive ones included)."""

@@ -14,20 +14,21 @@ what `futgen.opt.simplify` does to the core IR:
 * **Rewrite rules** (`futgen.opt.rules`: exact constant folding, algebraic
   laws) on scalar operations.
 * **Common subexpressions**: a scalar operation computed again where the
-  first result is in scope is replaced by that result.
+  first result is in scope is replaced by that result; so is a `replicate`,
+  `iota` or `rearrange` whose result nothing consumes.
 * **Hoisting**: a scalar operation that cannot fail and uses nothing bound
   inside a loop body or an `if` branch moves in front of the loop or the
   `if`.  Out of a branch too (unlike the core IR's simplifier): these are a
   few arithmetic operations, cheaper than the Python that runs the branch,
   and the versions' branches compute the same sizes again and again.
-* **Invariant arrays out of loops**: a `replicate` or `iota` that uses
+* **Invariant arrays out of loops**: a `replicate`, `iota` or `rearrange` that uses
   nothing the loop binds, and that nothing consumes (no in-place update,
   scatter, histogram or call may write it, through any alias), is made once
   in front of the loop instead of once per iteration (LocVolCalib's time
   loop made six such arrays a step, each an allocation and a launch).
   Inside a loop it may leave an `if` branch on its way out.
-* **Dead code**: scalar operations nobody uses (kernel code, types and
-  kernel plans included) go.
+* **Dead code**: scalar operations and such arrays that nobody uses
+  (kernel code, types and kernel plans included) go.
 
 Otherwise only host statements whose value is a scalar computed by a
 `UnOp`, `BinOp`, `CmpOp`, `ConvOp`, `ArraySize` or copy are touched; guards
@@ -40,20 +41,21 @@ flattening built it), only renamed where the host names it uses were.
 from __future__ import annotations
 
 from collections import ChainMap, Counter
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 from dataclasses import replace
 
 from futgen_runtime.prims import BINOPS
 
 from futgen.core import ir
 from futgen.flatten.names import binders, free_vars, param_types, replace_uses, use_counts
-from futgen.gpu.ir import SegHist, SegScatter
-from futgen.opt.effects import Aliases, can_fail
-from futgen.opt.parts import bodies
+from futgen.opt.effects import can_fail, consumed_on_host
 from futgen.opt.rules import RULES, Facts
 
 _SCALAR_OPS = (ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.ArraySize, ir.SubExpOp)
-_NEW_ARRAYS = (ir.Replicate, ir.Iota)
+# Array operations that make a new array from invariant operands, cannot
+# fail, and may be shared, moved out of loops or removed when unused
+# (unless something consumes the result).
+_ARRAY_OPS = (ir.Replicate, ir.Iota, ir.Rearrange)
 MAX_ROUNDS = 8
 
 
@@ -91,7 +93,7 @@ class _Forward:
         # code it implements, may bind host names again) are never renamed:
         # the final substitution reaches binders too.
         self.fixed = {v for v, k in Counter(binders(fun)).items() if k > 1}
-        self.consumed = _consumed(fun)
+        self.consumed = consumed_on_host(fun)
         self.loops = 0  # how many loops enclose the body being walked
         self.changed = False
 
@@ -133,8 +135,12 @@ class _Forward:
         """Whether `stm` may leave its loop body or branch (if invariant)."""
         if _is_scalar_op(stm):
             return not can_fail(stm.exp, self.facts.types)
-        return (self.loops > 0 and isinstance(stm.exp, _NEW_ARRAYS)
-                and not any(p.name in self.consumed for p in stm.pat))
+        return self.loops > 0 and self.fresh_array(stm)
+
+    def fresh_array(self, stm: ir.Stm) -> bool:
+        """Whether `stm` makes an array by an `_ARRAY_OPS` that nothing consumes."""
+        return (isinstance(stm.exp, _ARRAY_OPS) and len(stm.pat) == 1
+                and stm.pat[0].name not in self.consumed | self.fixed)
 
     def stm(self, stm: ir.Stm, out: list[ir.Stm]) -> None:
         for p in stm.pat:
@@ -160,6 +166,11 @@ class _Forward:
                 for s in moved:
                     self.stm(s, out)
                 out.append(replace(stm, exp=replace(stm.exp, body=body)))
+                return
+        if self.fresh_array(stm):
+            stm = replace(stm, exp=replace_uses(stm.exp, self.subst))
+            if self.share(stm):
+                self.changed = True
                 return
         if not _is_scalar_op(stm) or stm.pat[0].name in self.fixed:
             out.append(stm)
@@ -201,34 +212,15 @@ class _Forward:
         if prev is None:
             self.avail[key] = p.name
             return False
+        if self.facts.types.get(prev) != p.type:  # an array whose sizes are named otherwise
+            return False
         self.subst[p.name] = ir.Var(prev)
         return True
 
 
-def _consumed(fun: ir.Function) -> set[ir.VName]:
-    """The names of `fun` whose values something may consume: what the core
-    IR's analysis finds (every argument of a call counts), plus the
-    destinations of SegScatters and SegHists, with their aliases."""
-    aliases = Aliases(fun.body)
-    roots = set(aliases.consumed)
-    for e in _host_exps(fun.body):
-        if isinstance(e, SegScatter):
-            roots.update(d.arr for d in e.dests)
-        elif isinstance(e, SegHist):
-            roots.update(d for op in e.ops for d in op.dests)
-    return aliases.closure(roots)
-
-
-def _host_exps(body: ir.Body) -> Iterator[ir.Exp]:
-    for stm in body.stms:
-        yield stm.exp
-        if isinstance(stm.exp, ir.If | ir.Loop):
-            for b in bodies(stm.exp):
-                yield from _host_exps(b)
-
-
 class _Dead:
-    """One backward walk removing the scalar operations nobody uses."""
+    """One backward walk removing the scalar operations, and the arrays made
+    by `_ARRAY_OPS`, that nobody uses."""
 
     def __init__(self, fun: ir.Function, types: dict[ir.VName, ir.Type]):
         self.fun = fun
@@ -242,7 +234,8 @@ class _Dead:
     def body(self, body: ir.Body) -> ir.Body:
         kept = []
         for stm in reversed(body.stms):
-            if (_is_scalar_op(stm) and all(self.counts[p.name] <= 0 for p in stm.pat)
+            if ((_is_scalar_op(stm) or isinstance(stm.exp, _ARRAY_OPS))
+                    and all(self.counts[p.name] <= 0 for p in stm.pat)
                     and not can_fail(stm.exp, self.types)):
                 self.counts.subtract(use_counts(stm))
                 self.changed = True

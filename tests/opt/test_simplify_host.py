@@ -174,3 +174,29 @@ def test_an_invariant_array_leaves_the_loop_unless_something_consumes_it() -> No
     assert "replicate (n_1) x_3" in loop
     args = [np.int64(5), np.int64(3), np.float32(0.5)]
     np.testing.assert_array_equal(run_gpu(after, "f", args)[0], run_gpu(prog, "f", args)[0])
+
+
+SHARED = """\
+fun f(n_1: i64, xs_2: [n_1][n_1]f32) : ([?][?]f32, [?][?]f32) =
+{
+  let (a_3: [n_1][n_1]f32) = rearrange (1, 0) xs_2
+  let (b_4: [n_1][n_1]f32) = rearrange (1, 0) xs_2
+  let (c_5: [n_1][n_1]f32) = rearrange (1, 0) xs_2
+  let (d_6: [n_1][n_1]f32) = {update}
+  in (a_3, {second})
+}
+"""
+
+
+def test_equal_arrays_are_shared_and_unused_ones_removed_unless_consumed() -> None:
+    prog = read_program(SHARED.replace("{update}", "iota n_1 0i64 1i64").replace(
+        "d_6: [n_1][n_1]f32", "d_6: [n_1]i64").replace("{second}", "b_4"))
+    check_program(prog)
+    text = pretty(simplify_host(prog))
+    assert text.count("rearrange") == 1 and "iota" not in text and "in (a_3, a_3)" in text
+    # b_4 updated in place: it needs its own copy.
+    prog = read_program(SHARED.replace("{update}", "b_4 with [0i64, 0i64] = 1.0f32")
+                        .replace("{second}", "d_6"))
+    check_program(prog)
+    text = pretty(simplify_host(prog))
+    assert text.count("rearrange") == 2 and "let (b_4" in text
