@@ -26,7 +26,9 @@ what `futgen.opt.simplify` does to the core IR:
   scatter, histogram or call may write it, through any alias), is made once
   in front of the loop instead of once per iteration (LocVolCalib's time
   loop made six such arrays a step, each an allocation and a launch).
-  Inside a loop it may leave an `if` branch on its way out.
+  Inside a loop it may leave an `if` branch on its way out (only then:
+  made in the loop before the branch, it would be made in vain whenever the
+  branch is not taken).
 * **Dead code**: scalar operations and such arrays that nobody uses
   (kernel code, types and kernel plans included) go.
 
@@ -94,7 +96,8 @@ class _Forward:
         # the final substitution reaches binders too.
         self.fixed = {v for v, k in Counter(binders(fun)).items() if k > 1}
         self.consumed = consumed_on_host(fun)
-        self.loops = 0  # how many loops enclose the body being walked
+        # Per enclosing loop, innermost last: the names its iterations bind.
+        self.loops: list[set[ir.VName]] = []
         self.changed = False
 
     def function(self) -> ir.Function:
@@ -135,7 +138,11 @@ class _Forward:
         """Whether `stm` may leave its loop body or branch (if invariant)."""
         if _is_scalar_op(stm):
             return not can_fail(stm.exp, self.facts.types)
-        return self.loops > 0 and self.fresh_array(stm)
+        # An array leaves a branch only on its way out of the loop: made
+        # before the branch but inside the loop, it would be made in vain
+        # whenever the branch is not taken.
+        return (bool(self.loops) and self.fresh_array(stm)
+                and not free_vars(stm.exp) & self.loops[-1])
 
     def fresh_array(self, stm: ir.Stm) -> bool:
         """Whether `stm` makes an array by an `_ARRAY_OPS` that nothing consumes."""
@@ -160,9 +167,9 @@ class _Forward:
                     self.facts.types[form.i] = ir.Prim(form.prim)
                 for p, _ in merge:
                     self.facts.types[p.name] = p.type
-                self.loops += 1
+                self.loops.append(bound | set(binders(body)))
                 body, moved = self.scope(body, bound)
-                self.loops -= 1
+                self.loops.pop()
                 for s in moved:
                     self.stm(s, out)
                 out.append(replace(stm, exp=replace(stm.exp, body=body)))

@@ -200,3 +200,50 @@ def test_equal_arrays_are_shared_and_unused_ones_removed_unless_consumed() -> No
     check_program(prog)
     text = pretty(simplify_host(prog))
     assert text.count("rearrange") == 2 and "let (b_4" in text
+
+
+BRANCH = """\
+fun f(n_1: i64, k_2: i64, c_3: bool, xs_4: [n_1][n_1]f32) : ([?][?]f32) =
+{
+  let (r_5: [n_1][n_1]f32) =
+    loop (acc_6: [n_1][n_1]f32 = xs_4) for i_7: i64 < k_2 do
+    {
+      let (y_8: [n_1][n_1]f32) =
+        if c_3 : ([n_1][n_1]f32)
+        then
+        {
+          let (t_9: [n_1][n_1]f32) = rearrange (1, 0) acc_6
+          let (u_10: [n_1][n_1]f32) = rearrange (1, 0) xs_4
+          let (z_11: [n_1][n_1]f32) =
+            segmap grid (gtid_12 < n_1, gtid_13 < n_1)
+              : (f32)
+            {
+              let (a_14: f32) = t_9[gtid_12, gtid_13]
+              let (b_15: f32) = u_10[gtid_12, gtid_13]
+              let (s_16: f32) = +.f32 a_14 b_15
+              in (s_16)
+            }
+          in (z_11)
+        }
+        else
+        {
+          in (acc_6)
+        }
+      in (y_8)
+    }
+  in (r_5)
+}
+"""
+
+
+def test_an_array_leaves_a_branch_only_on_its_way_out_of_the_loop() -> None:
+    prog = read_program(BRANCH)
+    check_program(prog)
+    after = simplify_host(prog)
+    check_program(after)
+    text = pretty(after)
+    loop, then_ = _body_of_loop(text), text[text.index("then"):text.index("else")]
+    assert "rearrange (1, 0) xs_4" not in loop  # invariant: made once, before the loop
+    assert "rearrange (1, 0) acc_6" in then_  # depends on the iteration: stays in its branch
+    args = [np.int64(3), np.int64(2), True, np.arange(9, dtype=np.float32).reshape(3, 3)]
+    np.testing.assert_array_equal(run_gpu(after, "f", args)[0], run_gpu(prog, "f", args)[0])
