@@ -11,7 +11,10 @@ program to an equivalent one:
   fewer, larger SOACs reach flattening (and fewer kernels the GPU).  It
   lives beside flattening, which fuses the kernel bodies it builds with the
   same `fuse_body` (and whose `names` helpers it shares: a module here that
-  flattening imported would import it back).
+  flattening imported would import it back);
+* after flattening, `futgen.opt.simplify_host`: the same jobs on the GPU
+  IR's host code (its scalars, and arrays made anew in every iteration of
+  a loop), leaving kernel code as flattening built it.
 
 What a rewrite must not do (drop a failure, share an array that is
 consumed, move work past an in-place update) is decided in one place,
