@@ -46,6 +46,7 @@ from futgen.core import ir
 from futgen.flatten import flatten
 from futgen.flatten.fusion import fuse
 from futgen.gpu import check as gpu_check
+from futgen.opt.rearranges import fuse_rearranges
 from futgen.opt.simplify_host import simplify_host
 from futgen.opt.simplify import simplify
 
@@ -99,6 +100,10 @@ PASSES: tuple[Pass, ...] = (
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "
          "sequential kernel code, in versions guarded by thresholds (incremental "
          "flattening); the kernel-code rules checked", _flatten, gpu=True),
+    Pass("fuse-rearranges", "a transposition that SegMaps can read through is not made: they "
+         "read its source with the indices permuted (where no read becomes less coalesced); "
+         "one still needed moves into the branch that needs it",
+         lambda prog, options: fuse_rearranges(prog), gpu=True),
     Pass("simplify-host", "the host code's scalars after flattening: copies propagated, "
          "rules, common subexpressions, invariant ones out of loops and branches, dead ones "
          "removed", lambda prog, options: simplify_host(prog), gpu=True),

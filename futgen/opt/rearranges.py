@@ -1,0 +1,182 @@
+"""Transpositions the kernels can do without (the `fuse-rearranges` pass).
+
+The runtime materialises a `rearrange` (`b.rearrange`: a transposition
+kernel, an allocation, and on small problems some 10 µs of host time).
+Flattening writes one wherever the program transposes, as matrix
+multiplication does: `map (\\xs -> map (\\ys -> ...) (transpose yss)) xss`
+reads `tr = rearrange (1, 0) yss` as `tr[g1, i]`.  A kernel can read
+`yss[i, g1]` instead, with no copy, and here that is even the better read:
+a warp's threads (consecutive `g1`) then read consecutive words.
+
+So a GRID SegMap whose only uses of `tr = rearrange perm x` are scalar
+reads reads `x` with the indices permuted, unless that makes a read worse:
+where the innermost thread index is `tr`'s last index but would not be
+`x`'s (consecutive threads reading consecutive words before, a row apart
+after).  Other kernels (reductions and scans, whose threads run along other
+dimensions; intra-block code; SegMaps whose kept `host` statement reads
+`tr`) keep reading `tr`.  Then `tr` goes if nothing uses it, or moves into
+the one `if` branch that still does (matrix multiplication's flattened
+version reads the transposition, coalesced; its outer version no longer
+makes it).  Nothing is done where `x` or `tr` may be consumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from futgen.core import ir
+from futgen.flatten.names import use_counts
+from futgen.gpu.ir import GRID, SegMap
+from futgen.opt.effects import consumed_on_host
+
+
+def fuse_rearranges(prog: ir.Program) -> ir.Program:
+    """`prog` (GPU IR) with the transpositions its SegMaps can read through removed."""
+    return ir.Program(tuple(_Fuser(f).function() for f in prog.functions))
+
+
+Source = tuple[ir.VName, tuple[int, ...]]  # a rearrange: its array and permutation
+
+
+class _Fuser:
+    def __init__(self, fun: ir.Function):
+        self.fun = fun
+        self.consumed = consumed_on_host(fun)
+        self.sources: dict[ir.VName, Source] = {}
+
+    def function(self) -> ir.Function:
+        body = self.body(self.fun.body)
+        counts = use_counts(replace(self.fun, body=body))
+        return replace(self.fun, body=_place(body, set(self.sources), counts))
+
+    def body(self, body: ir.Body) -> ir.Body:
+        out = []
+        for stm in body.stms:
+            match stm.exp:
+                case ir.Rearrange(arr, perm) if len(stm.pat) == 1 and not (
+                        {arr, stm.pat[0].name} & self.consumed):
+                    self.sources[stm.pat[0].name] = (arr, perm)
+                case ir.If(_, then_, else_, _):
+                    stm = replace(stm, exp=replace(stm.exp, then_=self.body(then_),
+                                                   else_=self.body(else_)))
+                case ir.Loop(_, _, loop_body):
+                    stm = replace(stm, exp=replace(stm.exp, body=self.body(loop_body)))
+                case SegMap(level=level, space=space, host=None) if level == GRID and space.gtids:
+                    stm = replace(stm, exp=self.segmap(stm.exp))
+            out.append(stm)
+        return ir.Body(tuple(out), body.result)
+
+    def segmap(self, e: SegMap) -> SegMap:
+        """`e` reading the sources of the rearranges it may read through."""
+        reads: dict[ir.VName, list[ir.Index]] = {}
+        _reads(e.body, reads)
+        inner = ir.Var(e.space.gtids[-1])
+        counts = use_counts(e)
+        fused = {}
+        for tr, indexes in reads.items():
+            if tr not in self.sources or counts[tr] != len(indexes):
+                continue  # not a rearrange, or used other than by scalar reads
+            src, perm = self.sources[tr]
+            if all(_not_worse(ix.slice, perm, inner) for ix in indexes):
+                fused[tr] = (src, perm)
+        if not fused:
+            return e
+        return replace(e, body=_rewrite(e.body, fused))
+
+
+def _not_worse(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...], inner: ir.Var) -> bool:
+    """Whether reading the source with `sl` permuted is as coalesced: not when
+    the innermost thread index leaves the last position."""
+    last = _source_slice(sl, perm)[-1]
+    return not (sl[-1] == ir.DimFix(inner) and last != ir.DimFix(inner))
+
+
+def _source_slice(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...]) -> tuple[ir.DimIndex, ...]:
+    """`tr[sl]` as an index of `x`, for `tr = rearrange perm x` (dimension
+    `d` of `tr` is dimension `perm[d]` of `x`)."""
+    out: list[ir.DimIndex] = [sl[0]] * len(perm)
+    for d, p in enumerate(perm):
+        out[p] = sl[d]
+    return tuple(out)
+
+
+def _reads(body: ir.Body, out: dict[ir.VName, list[ir.Index]]) -> None:
+    """The scalar reads (every dimension fixed) of kernel code `body`, by array."""
+    for stm in body.stms:
+        match stm.exp:
+            case ir.Index(arr, sl) if all(isinstance(d, ir.DimFix) for d in sl) and all(
+                    isinstance(p.type, ir.Prim) for p in stm.pat):
+                out.setdefault(arr, []).append(stm.exp)
+            case ir.If(_, then_, else_, _):
+                _reads(then_, out)
+                _reads(else_, out)
+            case ir.Loop(_, _, loop_body):
+                _reads(loop_body, out)
+
+
+def _rewrite(body: ir.Body, fused: dict[ir.VName, Source]) -> ir.Body:
+    stms = []
+    for stm in body.stms:
+        e = stm.exp
+        match e:
+            case ir.Index(arr, sl) if arr in fused:
+                src, perm = fused[arr]
+                e = replace(e, arr=src, slice=_source_slice(sl, perm))
+            case ir.If(_, then_, else_, _):
+                e = replace(e, then_=_rewrite(then_, fused), else_=_rewrite(else_, fused))
+            case ir.Loop(_, _, loop_body):
+                e = replace(e, body=_rewrite(loop_body, fused))
+        stms.append(replace(stm, exp=e))
+    return ir.Body(tuple(stms), body.result)
+
+
+def _place(body: ir.Body, rearranges: set[ir.VName], counts) -> ir.Body:
+    """`body` without the rearranges nothing uses, and with those that only
+    one branch of a later `if` uses moved into that branch."""
+    stms = list(body.stms)
+    k = 0
+    while k < len(stms):
+        stm = stms[k]
+        name = stm.pat[0].name if len(stm.pat) == 1 else None
+        if name in rearranges:
+            if counts[name] <= 0:
+                del stms[k]
+                continue
+            target = _only_branch_using(stms[k + 1:], body.result, name)
+            if target is not None:
+                j, which = target
+                j += k + 1
+                branch = getattr(stms[j].exp, which)
+                moved = ir.Body((stm, *branch.stms), branch.result)
+                stms[j] = replace(stms[j], exp=replace(stms[j].exp, **{which: moved}))
+                del stms[k]
+                continue
+        match stm.exp:
+            case ir.If(_, then_, else_, _):
+                stms[k] = replace(stm, exp=replace(stm.exp, then_=_place(then_, rearranges, counts),
+                                                   else_=_place(else_, rearranges, counts)))
+            case ir.Loop(_, _, loop_body):
+                stms[k] = replace(stm, exp=replace(stm.exp,
+                                                   body=_place(loop_body, rearranges, counts)))
+        k += 1
+    return ir.Body(tuple(stms), body.result)
+
+
+def _only_branch_using(rest: list[ir.Stm], result: tuple[ir.SubExp, ...],
+                       name: ir.VName) -> tuple[int, str] | None:
+    """The statement (position in `rest`) and branch of the one `if` whose
+    one branch holds every later use of `name`, if there is one."""
+    if use_counts(result)[name] > 0:
+        return None
+    found = None
+    for j, stm in enumerate(rest):
+        if use_counts(stm)[name] <= 0:
+            continue
+        if found is not None or not isinstance(stm.exp, ir.If):
+            return None
+        e = stm.exp
+        in_then, in_else = use_counts(e.then_)[name] > 0, use_counts(e.else_)[name] > 0
+        if in_then == in_else or use_counts(e.cond)[name] > 0:
+            return None
+        found = (j, "then_" if in_then else "else_")
+    return found

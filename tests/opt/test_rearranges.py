@@ -1,0 +1,115 @@
+"""The fuse-rearranges pass (futgen.opt.rearranges): kernels read through
+transpositions where that keeps their reads coalesced; GPU IR text in and
+out, and the same results from the GPU IR interpreter before and after."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from futgen.codegen.package import build_package
+from futgen.gpu.check import check_program
+from futgen.gpu.interpret import run as run_gpu
+from futgen.gpu.pretty import pretty
+from futgen.gpu.read import read_program
+from futgen.opt.rearranges import fuse_rearranges
+from futgen.testing.compiled import import_package
+
+# `map (\xs -> map (\ys -> sum (map2 (*) xs ys)) (transpose yss)) xss` after
+# flattening: the outer version reads the transposition in its loop, the
+# flattened one in its reduction.  {read} is the outer version's read.
+MATMUL = """\
+fun f(n_1: i64, m_2: i64, p_3: i64, xss_4: [n_1][m_2]f32, yss_5: [m_2][p_3]f32) : ([?][?]f32) =
+{
+  let (tr_6: [p_3][m_2]f32) = rearrange (1, 0) yss_5
+  let (par_7: i64) = *.i64 n_1 p_3
+  let (g_8: bool) = threshold(f.suff_outer_par_0, default 32768) <= par_7
+  let (r_9: [n_1][p_3]f32) =
+    if g_8 : ([n_1][p_3]f32)
+    then
+    {
+      let (a_10: [n_1][p_3]f32) =
+        segmap grid (gtid_11 < n_1, gtid_12 < p_3)
+          : (f32)
+        {
+          let (s_13: f32) =
+            loop (acc_14: f32 = 0.0f32) for i_15: i64 < m_2 do
+            {
+              let (x_16: f32) = xss_4[gtid_11, i_15]
+              let (y_17: f32) = {read}
+              let (z_18: f32) = *.f32 x_16 y_17
+              let (w_19: f32) = +.f32 acc_14 z_18
+              in (w_19)
+            }
+          in (s_13)
+        }
+      in (a_10)
+    }
+    else
+    {
+      let (b_20: [n_1][p_3]f32) =
+        segred grid (gtid_21 < n_1, gtid_22 < p_3, gtid_23 < m_2)
+          reduce_comm (0.0f32)
+            \\(u_24: f32, v_25: f32) : (f32) ->
+            {
+              let (c_26: f32) = +.f32 u_24 v_25
+              in (c_26)
+            }
+          : (f32)
+        {
+          let (x_27: f32) = xss_4[gtid_21, gtid_23]
+          let (y_28: f32) = tr_6[gtid_22, gtid_23]
+          let (z_29: f32) = *.f32 x_27 y_28
+          in (z_29)
+        }
+      in (b_20)
+    }
+  in (r_9)
+}
+"""
+
+
+def _program(read: str = "tr_6[gtid_12, i_15]"):
+    prog = read_program(MATMUL.replace("{read}", read))
+    check_program(prog)
+    return prog
+
+
+def _results(prog, threshold: int) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    xss = rng.standard_normal((3, 4)).astype(np.float32)
+    yss = rng.standard_normal((4, 5)).astype(np.float32)
+    args = [np.int64(3), np.int64(4), np.int64(5), xss, yss]
+    return run_gpu(prog, "f", args, thresholds={"f.suff_outer_par_0": threshold})[0]
+
+
+def test_the_outer_version_reads_the_source_and_the_copy_moves_into_the_other_branch() -> None:
+    before = _program()
+    after = fuse_rearranges(before)
+    check_program(after)
+    text = pretty(after)
+    then_, else_ = text[text.index("then"):text.index("else")], text[text.index("else"):]
+    assert "yss_5[i_15, gtid_12]" in then_ and "rearrange" not in then_
+    assert "let (tr_6: [p_3][m_2]f32) = rearrange (1, 0) yss_5" in else_
+    assert "tr_6[gtid_22, gtid_23]" in else_  # the reduction reads it, coalesced
+    for threshold in (1, 2_000_000_000):
+        np.testing.assert_array_equal(_results(after, threshold), _results(before, threshold))
+
+
+def test_a_read_that_would_lose_coalescing_keeps_the_copy() -> None:
+    """`tr[g0, g1]` has the innermost thread index last; `yss[g1, g0]` would not."""
+    prog = _program(read="tr_6[i_15, gtid_12]")
+    after = fuse_rearranges(prog)
+    assert pretty(after).count("tr_6[") == 2
+    assert pretty(after).index("rearrange") < pretty(after).index("if g_8")
+
+
+def test_a_transposition_no_kernel_needs_is_not_made(tmp_path) -> None:
+    """End to end on the CPU backend: only the outer version, no copy at all."""
+    src = tmp_path / "rows.fut"
+    src.write_text("entry main [n][m] (xss: [n][m]f32) : [m]f32 =\n"
+                   "  map (\\col -> loop s = 0 for x in col do s + x) (transpose xss)\n")
+    pkg = build_package(src, tmp_path / "pkg", name="rows", backend_default="cpu")
+    assert "rearrange" not in (pkg / "__init__.py").read_text()
+    lib = import_package(pkg)
+    xss = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(lib.Rows().main(xss), xss.sum(axis=0))
