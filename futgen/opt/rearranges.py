@@ -10,14 +10,21 @@ a warp's threads (consecutive `g1`) then read consecutive words.
 
 So a GRID SegMap whose only uses of `tr = rearrange perm x` are scalar
 reads reads `x` with the indices permuted, unless that makes a read worse:
-where the innermost thread index is `tr`'s last index but would not be
-`x`'s (consecutive threads reading consecutive words before, a row apart
-after).  Other kernels (reductions and scans, whose threads run along other
+where `tr`'s last index varies with the innermost thread index (is it, or
+is computed from it) but `x`'s would not (consecutive threads reading
+consecutive words before, a row apart after).  Other kernels (reductions and scans, whose threads run along other
 dimensions; intra-block code; SegMaps whose kept `host` statement reads
 `tr`) keep reading `tr`.  Then `tr` goes if nothing uses it, or moves into
 the one `if` branch that still does (matrix multiplication's flattened
 version reads the transposition, coalesced; its outer version no longer
 makes it).  Nothing is done where `x` or `tr` may be consumed.
+
+Measured (BENCHMARKS.md, matrix family on an H200): the tiled outer version
+got 20% faster.  The untiled one (a thread per output, used only where the
+outputs are too few for tiles, and then 100 to 10 000 times slower than the
+flattened version anyway) got 2 to 4 times slower: with that few threads,
+a thread streaming its own row of `tr` hit its cache line 31 times in 32,
+and reading `x` across the warp misses every time.
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from futgen.core import ir
-from futgen.flatten.names import use_counts
+from futgen.flatten.names import free_vars, use_counts
 from futgen.gpu.ir import GRID, SegMap
 from futgen.opt.effects import consumed_on_host
+from futgen.opt.parts import bodies
 
 
 def fuse_rearranges(prog: ir.Program) -> ir.Program:
@@ -70,7 +78,7 @@ class _Fuser:
         """`e` reading the sources of the rearranges it may read through."""
         reads: dict[ir.VName, list[ir.Index]] = {}
         _reads(e.body, reads)
-        inner = ir.Var(e.space.gtids[-1])
+        inner = _varying(e.body, e.space.gtids[-1])
         counts = use_counts(e)
         fused = {}
         for tr, indexes in reads.items():
@@ -84,11 +92,31 @@ class _Fuser:
         return replace(e, body=_rewrite(e.body, fused))
 
 
-def _not_worse(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...], inner: ir.Var) -> bool:
+def _not_worse(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...], inner: set[ir.VName]) -> bool:
     """Whether reading the source with `sl` permuted is as coalesced: not when
-    the innermost thread index leaves the last position."""
-    last = _source_slice(sl, perm)[-1]
-    return not (sl[-1] == ir.DimFix(inner) and last != ir.DimFix(inner))
+    the last index varies with the innermost thread index (names `inner`)
+    and the source's last index would not."""
+    def varies(d: ir.DimIndex) -> bool:
+        return bool(free_vars(d) & inner)
+
+    return not (varies(sl[-1]) and not varies(_source_slice(sl, perm)[-1]))
+
+
+def _varying(body: ir.Body, gtid: ir.VName) -> set[ir.VName]:
+    """`gtid` and the names of kernel code `body` computed from it (an index
+    `g - 1` varies with the thread as `g` does)."""
+    out = {gtid}
+
+    def walk(b: ir.Body) -> None:
+        for stm in b.stms:
+            for inner in bodies(stm.exp):
+                walk(inner)
+            if free_vars(stm.exp) & out:
+                out.update(p.name for p in stm.pat)
+
+    walk(body)
+    walk(body)  # twice: a loop's values may vary through its later statements
+    return out
 
 
 def _source_slice(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...]) -> tuple[ir.DimIndex, ...]:

@@ -31,6 +31,7 @@ fun f(n_1: i64, m_2: i64, p_3: i64, xss_4: [n_1][m_2]f32, yss_5: [m_2][p_3]f32) 
         segmap grid (gtid_11 < n_1, gtid_12 < p_3)
           : (f32)
         {
+          {pre}
           let (s_13: f32) =
             loop (acc_14: f32 = 0.0f32) for i_15: i64 < m_2 do
             {
@@ -68,8 +69,8 @@ fun f(n_1: i64, m_2: i64, p_3: i64, xss_4: [n_1][m_2]f32, yss_5: [m_2][p_3]f32) 
 """
 
 
-def _program(read: str = "tr_6[gtid_12, i_15]"):
-    prog = read_program(MATMUL.replace("{read}", read))
+def _program(read: str = "tr_6[gtid_12, i_15]", pre: str = ""):
+    prog = read_program(MATMUL.replace("{read}", read).replace("{pre}", pre))
     check_program(prog)
     return prog
 
@@ -97,10 +98,12 @@ def test_the_outer_version_reads_the_source_and_the_copy_moves_into_the_other_br
 
 def test_a_read_that_would_lose_coalescing_keeps_the_copy() -> None:
     """`tr[g0, g1]` has the innermost thread index last; `yss[g1, g0]` would not."""
-    prog = _program(read="tr_6[i_15, gtid_12]")
-    after = fuse_rearranges(prog)
-    assert pretty(after).count("tr_6[") == 2
-    assert pretty(after).index("rearrange") < pretty(after).index("if g_8")
+    for read, pre in (("tr_6[i_15, gtid_12]", ""),
+                      # an index computed from the thread's varies with it too
+                      ("tr_6[i_15, j_30]", "let (j_30: i64) = %%.i64 gtid_12 m_2")):
+        after = fuse_rearranges(_program(read=read, pre=pre))
+        assert pretty(after).count("tr_6[") == 2
+        assert pretty(after).index("rearrange") < pretty(after).index("if g_8")
 
 
 def test_a_transposition_no_kernel_needs_is_not_made(tmp_path) -> None:
