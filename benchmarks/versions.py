@@ -27,6 +27,7 @@ Writes DIR/versions.json, prints a table last; `plot_versions.py` draws it.
 from __future__ import annotations
 
 import argparse
+import re
 import json
 import sys
 import time
@@ -58,16 +59,21 @@ def timed(fn, sync) -> float:
     return gpu_time(fn, sync) * 1e3
 
 
-def matrices(lib, sync, rng, rows: list[dict]) -> None:
+def matrices(lib, sync, rng, rows: list[dict], ns=range(11), only_versions=None) -> None:
     import torch
     from pycuda import gpuarray
 
     torch.backends.cuda.matmul.allow_tf32 = False
     guard = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.suff_outer_par"))
     split = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.segmap_unsplit"))
+    tile = next(k for k in lib.TUNING_PARAMS if re.fullmatch(r"matmul\.segmap_tile_\d+", k))
     versions = {"default": {}, "outer": {guard: 0}, "outer_unsplit": {guard: 0, split: 0},
+                # tiled (and split) however few the outputs: 64 x 64 tiles, most idle
+                "outer_tiled": {guard: 0, tile: 1},
                 "flat": {guard: BIG}}
-    for n in range(11):
+    if only_versions:
+        versions = {k: v for k, v in versions.items() if k in only_versions}
+    for n in ns:
         m = 28 - 2 * n
         a_host = rng.random((1 << n, 1 << m), dtype=np.float32)
         b_host = rng.random((1 << m, 1 << n), dtype=np.float32)
@@ -78,8 +84,8 @@ def matrices(lib, sync, rng, rows: list[dict]) -> None:
                "torch_ms": timed(lambda ta=ta, tb=tb: ta @ tb, sync),
                "torch_err": _err((ta @ tb).cpu().numpy(), want)}
         for name, tuning in versions.items():
-            if name == "outer_unsplit" and n < 6:
-                continue  # below 64 x 64 outputs no tiled kernel runs: the same as outer
+            if name == "outer_unsplit" and n < 6 or name == "outer_tiled" and n >= 6:
+                continue  # the same kernels as outer
             inst = lib.BenchKernels(backend="cuda", device_results=True, tuning=tuning)
             row[f"{name}_err"] = _err(inst.matmul(a, b).get(), want)
             row[f"{name}_ms"] = timed(lambda i=inst, a=a, b=b: i.matmul(a, b), sync)
@@ -187,6 +193,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--only", choices=["matmul", "row_sums", "mapscan1"])
+    ap.add_argument("--n", type=int, nargs="+", default=list(range(11)),
+                    help="the matrix family's n values")
+    ap.add_argument("--versions", help="the matrix family's versions, comma-separated")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -198,7 +207,8 @@ def main() -> None:
     rng = np.random.default_rng(0)
     rows: list[dict] = []
     if args.only in (None, "matmul"):
-        matrices(lib, sync, rng, rows)
+        matrices(lib, sync, rng, rows, args.n,
+                 args.versions.split(",") if args.versions else None)
     if args.only in (None, "row_sums"):
         row_sums(lib, sync, rng, rows)
     if args.only in (None, "mapscan1"):

@@ -19,7 +19,7 @@ after it, form the epilogue, run per point once the loop is done.
 tiles of the reads, loaded coalesced along each array's contiguous index,
 and a register tile of accumulators per thread.  The plan launches it when
 both dimensions are at least `segmap_tile_<k>` (a threshold the tuner can
-set), else the plain SegMap kernel; with a register tile of 8 x 8 points
+set; 32 by default), else the plain SegMap kernel; with a register tile of 8 x 8 points
 when there are enough of them (`segmap_tile_large_<k>`), else 4 x 4.
 
 Split-K: where even 4 x 4 register tiles give fewer blocks than the device
@@ -52,7 +52,12 @@ TK = 8  # loop iterations per shared-memory chunk
 # 128 bytes of a row at a time where the loop index is contiguous.
 SPLIT_TK = 16
 SPLIT_BLOCKS_PER_SM = 4
-MIN_SIDE = 64  # default of the threshold: both dimensions at least this
+# Default of the threshold: both dimensions at least this.  32 x 32 outputs
+# of a long loop (the matrix family's n = 5, 2^18 products each) took 0.175
+# ms tiled and split, 93 ms a thread per output (H200, 2026-11-25); at
+# 16 x 16 tiles of 64 x 64 are mostly idle (0.47 ms, no better than the
+# flattened version).
+MIN_SIDE = 32
 # Default of the threshold on n * p from which 8 x 8 register tiles (blocks of
 # 128 x 128) are used rather than 4 x 4: 2048^2, where the large blocks are
 # two per SM of an H100.
