@@ -27,8 +27,8 @@ Writes DIR/versions.json, prints a table last; `plot_versions.py` draws it.
 from __future__ import annotations
 
 import argparse
-import re
 import json
+import re
 import sys
 import time
 from pathlib import Path

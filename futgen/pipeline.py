@@ -47,8 +47,8 @@ from futgen.flatten import flatten
 from futgen.flatten.fusion import fuse
 from futgen.gpu import check as gpu_check
 from futgen.opt.rearranges import fuse_rearranges
-from futgen.opt.simplify_host import simplify_host
 from futgen.opt.simplify import simplify
+from futgen.opt.simplify_host import simplify_host
 
 
 def _check_ir_default() -> bool:

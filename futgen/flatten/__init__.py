@@ -438,7 +438,8 @@ class _Flattener:
         # may replace an array's size by the name its type gives).
         names |= {n for v in names for n in vnames(self.types[v])}
         free = tuple(ir.Param(v, self.types[v]) for v in sorted(names, key=lambda v: v.tag))
-        from futgen.opt.simplify import simplify_function  # it imports flattening's names
+        # Imported here: futgen.opt.simplify imports flattening's names.
+        from futgen.opt.simplify import simplify_function
 
         fun = simplify_function(ir.Function("lambda", (*lam.params, *free), lam.ret, inlined))
         return replace(lam, body=fun.body)

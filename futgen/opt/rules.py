@@ -254,3 +254,12 @@ def known_branch(stm: ir.Stm, facts: Facts) -> Replacement:
 
 RULES: tuple[Rule, ...] = (fold_constants, unit, absorb, same_type_conversion,
                            non_negative, known_size, true_assert, known_branch)
+
+
+def rewrite(stm: ir.Stm, facts: Facts) -> Replacement:
+    """What the first rule that applies to `stm` replaces it with (None: none applies)."""
+    for rule in RULES:
+        new = rule(stm, facts)
+        if new is not None:
+            return new
+    return None

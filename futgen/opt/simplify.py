@@ -57,7 +57,7 @@ from futgen.flatten.names import (
 )
 from futgen.opt.effects import Aliases, Consuming, can_fail, consuming_parameters
 from futgen.opt.parts import map_bodies, map_lambdas
-from futgen.opt.rules import RULES, Facts
+from futgen.opt.rules import Facts, rewrite
 
 MAX_ROUNDS = 16
 
@@ -84,7 +84,7 @@ def simplify_function(fun: ir.Function, calls: Consuming | None = None,
     for _ in range(MAX_ROUNDS):
         forward = _Forward(fun, calls, share_soacs)
         fun = forward.function()
-        dead = _Dead(fun, forward.facts.types)
+        dead = Dead(fun, forward.facts.types)
         fun = dead.function()
         if not (forward.changed or dead.changed):
             break
@@ -100,7 +100,39 @@ def refines(have: ir.Type, want: ir.Type) -> bool:
             and all(w is None or w == h for h, w in zip(have.shape, want.shape)))
 
 
-class _Forward:
+class Settling:
+    """What a simplifier does with a statement once its operands are
+    substituted: the rules, then copy propagation or sharing (each
+    simplifier's `propagate` and `share` say where they apply), else the
+    statement stays.  Shared by this simplifier and the host code's
+    (`futgen.opt.simplify_host`)."""
+
+    facts: Facts
+    changed: bool
+
+    def stm(self, stm: ir.Stm, out: list[ir.Stm]) -> None:
+        raise NotImplementedError
+
+    def propagate(self, stm: ir.Stm) -> bool:
+        raise NotImplementedError
+
+    def share(self, stm: ir.Stm) -> bool:
+        raise NotImplementedError
+
+    def settle(self, stm: ir.Stm, out: list[ir.Stm]) -> None:
+        new = rewrite(stm, self.facts)
+        if new is not None:
+            self.changed = True
+            for s in new:
+                self.stm(s, out)
+            return
+        if self.propagate(stm) or self.share(stm):
+            self.changed = True
+            return
+        out.append(stm)
+
+
+class _Forward(Settling):
     """One forward walk over a function: propagation, rules, sharing, hoisting."""
 
     def __init__(self, fun: ir.Function, calls: Consuming | None, share_soacs: bool):
@@ -155,17 +187,7 @@ class _Forward:
         self.learn(stm.pat)
         if isinstance(exp, ir.ArraySize):
             self.facts.nonneg.add(stm.pat[0].name)
-        for rule in RULES:
-            new = rule(stm, self.facts)
-            if new is not None:
-                self.changed = True
-                for s in new:
-                    self.stm(s, out)
-                return
-        if self.propagate(stm) or self.share(stm):
-            self.changed = True
-            return
-        out.append(stm)
+        self.settle(stm, out)
 
     def learn(self, params: tuple[ir.Param, ...]) -> None:
         for p in params:
@@ -253,8 +275,9 @@ def _canonical(e: ir.Exp) -> ir.Exp:
     return substitute(e, {b: ir.VName("", -1 - k) for k, b in enumerate(names)})
 
 
-class _Dead:
-    """One backward walk over a function removing what nothing uses."""
+class Dead:
+    """One backward walk over a function removing what nothing uses (the
+    host code's simplifier removes less: `removable` and `trim` say what)."""
 
     def __init__(self, fun: ir.Function, types: dict[ir.VName, ir.Type]):
         self.fun = fun
@@ -268,14 +291,17 @@ class _Dead:
     def body(self, body: ir.Body) -> ir.Body:
         kept = []
         for stm in reversed(body.stms):
-            if (all(self.counts[p.name] <= 0 for p in stm.pat)
-                    and not can_fail(stm.exp, self.types)):
+            if self.removable(stm):
                 self.counts.subtract(use_counts(stm))
                 self.changed = True
                 continue
             stm = self.trim(stm)
             kept.append(ir.Stm(stm.pat, map_bodies(stm.exp, self.body)))
         return ir.Body(tuple(reversed(kept)), body.result)
+
+    def removable(self, stm: ir.Stm) -> bool:
+        return (all(self.counts[p.name] <= 0 for p in stm.pat)
+                and not can_fail(stm.exp, self.types))
 
     def trim(self, stm: ir.Stm) -> ir.Stm:
         """`stm` without the values nobody uses, among a Screma's mapped

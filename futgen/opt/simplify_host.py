@@ -49,9 +49,15 @@ from dataclasses import replace
 from futgen_runtime.prims import BINOPS
 
 from futgen.core import ir
-from futgen.flatten.names import binders, free_vars, param_types, replace_uses, use_counts
+from futgen.flatten.names import (
+    binders,
+    free_vars,
+    param_types,
+    replace_uses,
+)
 from futgen.opt.effects import can_fail, consumed_on_host
-from futgen.opt.rules import RULES, Facts
+from futgen.opt.rules import Facts
+from futgen.opt.simplify import Dead, Settling
 
 _SCALAR_OPS = (ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.ArraySize, ir.SubExpOp)
 # Array operations that make a new array from invariant operands, cannot
@@ -81,7 +87,7 @@ def _is_scalar_op(stm: ir.Stm) -> bool:
     return isinstance(stm.exp, _SCALAR_OPS) and all(isinstance(p.type, ir.Prim) for p in stm.pat)
 
 
-class _Forward:
+class _Forward(Settling):
     """One walk over a function's host code: propagation, rules, sharing,
     hoisting.  Uses of renamed variables are substituted in one pass at the
     end, kernel code and types included (names are unique)."""
@@ -183,17 +189,7 @@ class _Forward:
             out.append(stm)
             return
         stm = replace(stm, exp=replace_uses(stm.exp, self.subst))
-        for rule in RULES:
-            new = rule(stm, self.facts)
-            if new is not None:
-                self.changed = True
-                for s in new:
-                    self.stm(s, out)
-                return
-        if self.propagate(stm) or self.share(stm):
-            self.changed = True
-            return
-        out.append(stm)
+        self.settle(stm, out)
 
     def propagate(self, stm: ir.Stm) -> bool:
         """Copy propagation of a variable (constants stay bound: host code
@@ -225,33 +221,13 @@ class _Forward:
         return True
 
 
-class _Dead:
+class _Dead(Dead):
     """One backward walk removing the scalar operations, and the arrays made
-    by `_ARRAY_OPS`, that nobody uses."""
+    by `_ARRAY_OPS`, that nobody uses (in host code: kernel code as it is)."""
 
-    def __init__(self, fun: ir.Function, types: dict[ir.VName, ir.Type]):
-        self.fun = fun
-        self.counts = use_counts(fun)
-        self.types = types
-        self.changed = False
+    def removable(self, stm: ir.Stm) -> bool:
+        return ((_is_scalar_op(stm) or isinstance(stm.exp, _ARRAY_OPS))
+                and super().removable(stm))
 
-    def function(self) -> ir.Function:
-        return replace(self.fun, body=self.body(self.fun.body))
-
-    def body(self, body: ir.Body) -> ir.Body:
-        kept = []
-        for stm in reversed(body.stms):
-            if ((_is_scalar_op(stm) or isinstance(stm.exp, _ARRAY_OPS))
-                    and all(self.counts[p.name] <= 0 for p in stm.pat)
-                    and not can_fail(stm.exp, self.types)):
-                self.counts.subtract(use_counts(stm))
-                self.changed = True
-                continue
-            match stm.exp:
-                case ir.If(_, then_, else_, _):
-                    stm = replace(stm, exp=replace(stm.exp, then_=self.body(then_),
-                                                   else_=self.body(else_)))
-                case ir.Loop(body=loop_body):
-                    stm = replace(stm, exp=replace(stm.exp, body=self.body(loop_body)))
-            kept.append(stm)
-        return ir.Body(tuple(reversed(kept)), body.result)
+    def trim(self, stm: ir.Stm) -> ir.Stm:
+        return stm

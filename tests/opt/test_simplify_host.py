@@ -9,7 +9,6 @@ from dataclasses import replace
 import numpy as np
 
 from futgen.core import ir
-
 from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.pretty import pretty
