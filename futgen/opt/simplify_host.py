@@ -42,7 +42,7 @@ flattening built it), only renamed where the host names it uses were.
 
 from __future__ import annotations
 
-from collections import ChainMap, Counter
+from collections import ChainMap
 from collections.abc import Hashable
 from dataclasses import replace
 
@@ -56,6 +56,7 @@ from futgen.flatten.names import (
     replace_uses,
 )
 from futgen.opt.effects import can_fail, consumed_on_host
+from futgen.opt.parts import bodies
 from futgen.opt.rules import Facts
 from futgen.opt.simplify import Dead, Settling
 
@@ -97,10 +98,10 @@ class _Forward(Settling):
         self.facts = Facts(param_types(fun))
         self.subst: dict[ir.VName, ir.SubExp] = {}
         self.avail: ChainMap[Hashable, ir.VName] = ChainMap()
-        # Names bound more than once (a SegOp's `host` statement, the core
-        # code it implements, may bind host names again) are never renamed:
-        # the final substitution reaches binders too.
-        self.fixed = {v for v, k in Counter(binders(fun)).items() if k > 1}
+        # Names a SegOp's `host` statement (the core code it implements, for
+        # the CPU backend) binds may be bound in host code too: they are never
+        # renamed, since the final substitution reaches binders as well.
+        self.fixed = _kept_core_binders(fun.body)
         self.consumed = consumed_on_host(fun)
         # Per enclosing loop, innermost last: the names its iterations bind.
         self.loops: list[set[ir.VName]] = []
@@ -219,6 +220,18 @@ class _Forward(Settling):
             return False
         self.subst[p.name] = ir.Var(prev)
         return True
+
+
+def _kept_core_binders(body: ir.Body) -> set[ir.VName]:
+    """The names bound inside the `host` statements of `body`'s SegOps."""
+    out: set[ir.VName] = set()
+    for stm in body.stms:
+        if getattr(stm.exp, "host", None) is not None:
+            out.update(binders(stm.exp.host))
+        elif isinstance(stm.exp, ir.If | ir.Loop):
+            for b in bodies(stm.exp):
+                out |= _kept_core_binders(b)
+    return out
 
 
 class _Dead(Dead):
