@@ -73,11 +73,29 @@ def free_vars(node: Any, types: bool = True) -> set[ir.VName]:
 
 
 def use_counts(node: Any) -> Counter[ir.VName]:
-    """How often each name occurs in `node` other than where it is bound."""
-    counts = Counter(vnames(node))
-    for b in binders(node):
-        counts[b] -= 1
+    """How often each name occurs in `node` other than where it is bound
+    (one walk: every occurrence counted, each binder's taken back)."""
+    counts: Counter[ir.VName] = Counter()
+    _count(node, counts)
     return counts
+
+
+def _count(node: Any, counts: Counter[ir.VName]) -> None:
+    if isinstance(node, ir.VName):
+        counts[node] += 1
+    elif isinstance(node, tuple | list):
+        for x in node:
+            _count(x, counts)
+    else:
+        for f in _fields(node):
+            _count(getattr(node, f), counts)
+        if isinstance(node, ir.Param):
+            counts[node.name] -= 1
+        elif isinstance(node, ir.ForLoop):
+            counts[node.i] -= 1
+        elif isinstance(node, SegSpace):
+            for g in node.gtids:
+                counts[g] -= 1
 
 
 def substitute(node: Any, subst: Mapping[ir.VName, ir.VName]) -> Any:
