@@ -109,7 +109,8 @@ class _Forward(Settling):
 
     def function(self) -> ir.Function:
         body, _ = self.scope(self.fun.body, None)
-        return replace_uses(replace(self.fun, body=body), self.resolved())
+        fun = replace(self.fun, body=body)
+        return replace_uses(fun, self.resolved()) if self.subst else fun
 
     def resolved(self) -> dict[ir.VName, ir.SubExp]:
         """The substitution with its chains followed (a name shared inside a
