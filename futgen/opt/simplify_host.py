@@ -21,8 +21,8 @@ what `futgen.opt.simplify` does to the core IR:
   `if`.  Out of a branch too (unlike the core IR's simplifier): these are a
   few arithmetic operations, cheaper than the Python that runs the branch,
   and the versions' branches compute the same sizes again and again.
-* **Invariant arrays out of loops**: a `replicate`, `iota` or `rearrange` that uses
-  nothing the loop binds, and that nothing consumes (no in-place update,
+* **Invariant arrays out of loops**: a `replicate`, `iota` or `rearrange`
+  that uses nothing the loop binds, and that nothing consumes (no in-place update,
   scatter, histogram or call may write it, through any alias), is made once
   in front of the loop instead of once per iteration (LocVolCalib's time
   loop made six such arrays a step, each an allocation and a launch).
@@ -30,7 +30,7 @@ what `futgen.opt.simplify` does to the core IR:
   made in the loop before the branch, it would be made in vain whenever the
   branch is not taken).
 * **Dead code**: scalar operations and such arrays that nobody uses
-  (kernel code, types and kernel plans included) go.
+  (counting uses in kernel code and in types) go.
 
 Otherwise only host statements whose value is a scalar computed by a
 `UnOp`, `BinOp`, `CmpOp`, `ConvOp`, `ArraySize` or copy are touched; guards
@@ -69,7 +69,7 @@ MAX_ROUNDS = 8
 
 
 def simplify_host(prog: ir.Program) -> ir.Program:
-    """`prog` (GPU IR) with the scalar code of every function's host code simplified."""
+    """`prog` (GPU IR) with every function's host code simplified (see the module's text)."""
     return ir.Program(tuple(_simplify_function(f) for f in prog.functions))
 
 
