@@ -12,9 +12,11 @@ program to an equivalent one:
   lives beside flattening, which fuses the kernel bodies it builds with the
   same `fuse_body` (and whose `names` helpers it shares: a module here that
   flattening imported would import it back);
-* after flattening, `futgen.opt.simplify_host`: the same jobs on the GPU
-  IR's host code (its scalars, and arrays made anew in every iteration of
-  a loop), leaving kernel code as flattening built it.
+* after flattening, on the GPU IR: `futgen.opt.rearranges` (SegMaps read
+  through transpositions rather than have them made, where that keeps their
+  reads coalesced) and `futgen.opt.simplify_host` (the simplifier's jobs on
+  the host code: its scalars, and arrays made anew in every iteration of a
+  loop), leaving kernel code otherwise as flattening built it.
 
 What a rewrite must not do (drop a failure, share an array that is
 consumed, move work past an in-place update) is decided in one place,
