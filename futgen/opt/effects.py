@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from futgen_runtime.dtypes import INTS, SIGNED_INTS
 
 from futgen.core import ir
-from futgen.opt.parts import bodies, lambdas
+from futgen.opt.parts import bodies, host_stms, lambdas
 
 # Integer operators that fail for some divisors or exponents.
 _PARTIAL_INT_BINOPS = frozenset({"/", "%", "//", "%%", "**"})
@@ -155,16 +155,11 @@ def consumed_on_host(fun: ir.Function) -> set[ir.VName]:
 
     aliases = Aliases(fun.body)
     roots = set(aliases.consumed)
-    todo = [fun.body]
-    while todo:
-        for stm in todo.pop().stms:
-            e = stm.exp
-            if isinstance(e, SegScatter):
-                roots.update(d.arr for d in e.dests)
-            elif isinstance(e, SegHist):
-                roots.update(d for op in e.ops for d in op.dests)
-            elif isinstance(e, ir.If | ir.Loop):
-                todo += bodies(e)
+    for stm in host_stms(fun.body):
+        if isinstance(stm.exp, SegScatter):
+            roots.update(d.arr for d in stm.exp.dests)
+        elif isinstance(stm.exp, SegHist):
+            roots.update(d for op in stm.exp.ops for d in op.dests)
     return aliases.closure(roots)
 
 

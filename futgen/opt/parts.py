@@ -39,6 +39,16 @@ def bodies(e: ir.Exp) -> Iterator[ir.Body]:
             yield body
 
 
+def host_stms(body: ir.Body) -> Iterator[ir.Stm]:
+    """The statements of GPU IR host code `body` and, at any depth, of its
+    `if` branches and loop bodies (not of lambdas or kernels)."""
+    for stm in body.stms:
+        yield stm
+        if isinstance(stm.exp, ir.If | ir.Loop):
+            for b in bodies(stm.exp):
+                yield from host_stms(b)
+
+
 def map_lambdas(e: ir.Exp, f: Callable[[ir.Lambda], ir.Lambda]) -> ir.Exp:
     """`e` with `f` applied to each of its lambdas."""
     match e:

@@ -12,8 +12,8 @@ So a GRID SegMap whose only uses of `tr = rearrange perm x` are scalar
 reads reads `x` with the indices permuted, unless that makes a read worse:
 where `tr`'s last index varies with the innermost thread index (is it, or
 is computed from it) but `x`'s would not (consecutive threads reading
-consecutive words before, a row apart after).  Other kernels (reductions and scans, whose threads run along other
-dimensions; intra-block code; SegMaps whose kept `host` statement reads
+consecutive words before, a row apart after).  Other kernels (reductions
+and scans, whose threads run along other dimensions; intra-block code; SegMaps whose kept `host` statement reads
 `tr`) keep reading `tr`.  Then `tr` goes if nothing uses it, or moves into
 the one `if` branch that still does (matrix multiplication's flattened
 version reads the transposition, coalesced; its outer version no longer
@@ -35,7 +35,7 @@ from futgen.core import ir
 from futgen.flatten.names import free_vars, use_counts
 from futgen.gpu.ir import GRID, SegMap
 from futgen.opt.effects import consumed_on_host
-from futgen.opt.parts import bodies
+from futgen.opt.parts import bodies, map_bodies
 
 
 def fuse_rearranges(prog: ir.Program) -> ir.Program:
@@ -64,11 +64,8 @@ class _Fuser:
                 case ir.Rearrange(arr, perm) if len(stm.pat) == 1 and not (
                         {arr, stm.pat[0].name} & self.consumed):
                     self.sources[stm.pat[0].name] = (arr, perm)
-                case ir.If(_, then_, else_, _):
-                    stm = replace(stm, exp=replace(stm.exp, then_=self.body(then_),
-                                                   else_=self.body(else_)))
-                case ir.Loop(_, _, loop_body):
-                    stm = replace(stm, exp=replace(stm.exp, body=self.body(loop_body)))
+                case ir.If() | ir.Loop():
+                    stm = replace(stm, exp=map_bodies(stm.exp, self.body))
                 case SegMap(level=level, space=space, host=None) if level == GRID and space.gtids:
                     stm = replace(stm, exp=self.segmap(stm.exp))
             out.append(stm)
@@ -135,25 +132,19 @@ def _reads(body: ir.Body, out: dict[ir.VName, list[ir.Index]]) -> None:
             case ir.Index(arr, sl) if all(isinstance(d, ir.DimFix) for d in sl) and all(
                     isinstance(p.type, ir.Prim) for p in stm.pat):
                 out.setdefault(arr, []).append(stm.exp)
-            case ir.If(_, then_, else_, _):
-                _reads(then_, out)
-                _reads(else_, out)
-            case ir.Loop(_, _, loop_body):
-                _reads(loop_body, out)
+        for inner in bodies(stm.exp):
+            _reads(inner, out)
 
 
 def _rewrite(body: ir.Body, fused: dict[ir.VName, Source]) -> ir.Body:
     stms = []
     for stm in body.stms:
         e = stm.exp
-        match e:
-            case ir.Index(arr, sl) if arr in fused:
-                src, perm = fused[arr]
-                e = replace(e, arr=src, slice=_source_slice(sl, perm))
-            case ir.If(_, then_, else_, _):
-                e = replace(e, then_=_rewrite(then_, fused), else_=_rewrite(else_, fused))
-            case ir.Loop(_, _, loop_body):
-                e = replace(e, body=_rewrite(loop_body, fused))
+        if isinstance(e, ir.Index) and e.arr in fused:
+            src, perm = fused[e.arr]
+            e = replace(e, arr=src, slice=_source_slice(e.slice, perm))
+        else:
+            e = map_bodies(e, lambda b: _rewrite(b, fused))
         stms.append(replace(stm, exp=e))
     return ir.Body(tuple(stms), body.result)
 
@@ -179,13 +170,9 @@ def _place(body: ir.Body, rearranges: set[ir.VName], counts) -> ir.Body:
                 stms[j] = replace(stms[j], exp=replace(stms[j].exp, **{which: moved}))
                 del stms[k]
                 continue
-        match stm.exp:
-            case ir.If(_, then_, else_, _):
-                stms[k] = replace(stm, exp=replace(stm.exp, then_=_place(then_, rearranges, counts),
-                                                   else_=_place(else_, rearranges, counts)))
-            case ir.Loop(_, _, loop_body):
-                stms[k] = replace(stm, exp=replace(stm.exp,
-                                                   body=_place(loop_body, rearranges, counts)))
+        if isinstance(stm.exp, ir.If | ir.Loop):
+            stms[k] = replace(stm, exp=map_bodies(stm.exp,
+                                                  lambda b: _place(b, rearranges, counts)))
         k += 1
     return ir.Body(tuple(stms), body.result)
 

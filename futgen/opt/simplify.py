@@ -41,7 +41,7 @@ or removed.
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 
 from futgen_runtime.prims import BINOPS
@@ -81,12 +81,21 @@ def simplify_function(fun: ir.Function, calls: Consuming | None = None,
                       share_soacs: bool = True) -> ir.Function:
     """`fun` simplified until a round changes nothing (or `MAX_ROUNDS`);
     `calls` says which arguments a call consumes (None: all)."""
-    for _ in range(MAX_ROUNDS):
-        forward = _Forward(fun, calls, share_soacs)
-        fun = forward.function()
-        dead = Dead(fun, forward.facts.types)
-        fun = dead.function()
-        if not (forward.changed or dead.changed):
+    return rounds(fun, lambda f: _Forward(f, calls, share_soacs), Dead, MAX_ROUNDS)
+
+
+def rounds(fun: ir.Function, forward: Callable[[ir.Function], Settling],
+           dead: Callable[[ir.Function, dict[ir.VName, ir.Type]], Dead],
+           most: int) -> ir.Function:
+    """Rounds of a forward walk and a dead-code walk over `fun`, until one
+    changes nothing or `most` have run (this simplifier's and the host
+    code's, `futgen.opt.simplify_host`)."""
+    for _ in range(most):
+        walk = forward(fun)
+        fun = walk.function()
+        cleanup = dead(fun, walk.facts.types)
+        fun = cleanup.function()
+        if not (walk.changed or cleanup.changed):
             break
     return fun
 
@@ -101,7 +110,8 @@ def refines(have: ir.Type, want: ir.Type) -> bool:
 
 
 class Settling:
-    """What a simplifier does with a statement once its operands are
+    """A simplifier's forward walk over a function (`function` gives the
+    result), and what it does with a statement once its operands are
     substituted: the rules, then copy propagation or sharing (each
     simplifier's `propagate` and `share` say where they apply), else the
     statement stays.  Shared by this simplifier and the host code's
@@ -109,6 +119,9 @@ class Settling:
 
     facts: Facts
     changed: bool
+
+    def function(self) -> ir.Function:
+        raise NotImplementedError
 
     def stm(self, stm: ir.Stm, out: list[ir.Stm]) -> None:
         raise NotImplementedError

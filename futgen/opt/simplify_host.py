@@ -56,9 +56,9 @@ from futgen.flatten.names import (
     replace_uses,
 )
 from futgen.opt.effects import can_fail, consumed_on_host
-from futgen.opt.parts import bodies
+from futgen.opt.parts import host_stms
 from futgen.opt.rules import Facts
-from futgen.opt.simplify import Dead, Settling
+from futgen.opt.simplify import Dead, Settling, rounds
 
 _SCALAR_OPS = (ir.UnOp, ir.BinOp, ir.CmpOp, ir.ConvOp, ir.ArraySize, ir.SubExpOp)
 # Array operations that make a new array from invariant operands, cannot
@@ -74,14 +74,10 @@ def simplify_host(prog: ir.Program) -> ir.Program:
 
 
 def _simplify_function(fun: ir.Function) -> ir.Function:
-    for _ in range(MAX_ROUNDS):
-        forward = _Forward(fun)
-        fun = forward.function()
-        dead = _Dead(fun, forward.facts.types)
-        fun = dead.function()
-        if not (forward.changed or dead.changed):
-            break
-    return fun
+    # What no round changes, found once: the names never renamed, and those
+    # something may consume (rounds only remove names).
+    fixed, consumed = _kept_core_binders(fun.body), consumed_on_host(fun)
+    return rounds(fun, lambda f: _Forward(f, fixed, consumed), _Dead, MAX_ROUNDS)
 
 
 def _is_scalar_op(stm: ir.Stm) -> bool:
@@ -93,7 +89,7 @@ class _Forward(Settling):
     hoisting.  Uses of renamed variables are substituted in one pass at the
     end, kernel code and types included (names are unique)."""
 
-    def __init__(self, fun: ir.Function):
+    def __init__(self, fun: ir.Function, fixed: set[ir.VName], consumed: set[ir.VName]):
         self.fun = fun
         self.facts = Facts(param_types(fun))
         self.subst: dict[ir.VName, ir.SubExp] = {}
@@ -101,8 +97,8 @@ class _Forward(Settling):
         # Names a SegOp's `host` statement (the core code it implements, for
         # the CPU backend) binds may be bound in host code too: they are never
         # renamed, since the final substitution reaches binders as well.
-        self.fixed = _kept_core_binders(fun.body)
-        self.consumed = consumed_on_host(fun)
+        self.fixed = fixed
+        self.consumed = consumed  # arrays never shared, moved or made once
         # Per enclosing loop, innermost last: the names its iterations bind.
         self.loops: list[set[ir.VName]] = []
         self.changed = False
@@ -204,8 +200,9 @@ class _Forward(Settling):
         return True
 
     def share(self, stm: ir.Stm) -> bool:
-        """Common subexpressions: whether `stm` repeats a scalar operation
-        whose result is in scope (else it is remembered)."""
+        """Common subexpressions: whether `stm` repeats a scalar operation,
+        or an unconsumed `_ARRAY_OPS` array, whose result is in scope (else
+        it is remembered)."""
         e = stm.exp
         if isinstance(e, ir.SubExpOp) or len(stm.pat) != 1:
             return False
@@ -225,14 +222,8 @@ class _Forward(Settling):
 
 def _kept_core_binders(body: ir.Body) -> set[ir.VName]:
     """The names bound inside the `host` statements of `body`'s SegOps."""
-    out: set[ir.VName] = set()
-    for stm in body.stms:
-        if getattr(stm.exp, "host", None) is not None:
-            out.update(binders(stm.exp.host))
-        elif isinstance(stm.exp, ir.If | ir.Loop):
-            for b in bodies(stm.exp):
-                out |= _kept_core_binders(b)
-    return out
+    return {v for stm in host_stms(body) if getattr(stm.exp, "host", None) is not None
+            for v in binders(stm.exp.host)}
 
 
 class _Dead(Dead):
