@@ -130,18 +130,13 @@ def _parser() -> argparse.ArgumentParser:
         "the inputs are on the device to before the results leave it.  With --compare, set two "
         "--json files side by side instead.")
     bench.add_argument("programs", nargs="*", metavar="PROGRAM")
-    bench.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
-                       help="auto (default): CUDA if there is a device, else the CPU backend")
+    _dataset_run_arguments(bench)
     bench.add_argument("-r", "--runs", type=int, default=10, help="timed runs per dataset")
-    bench.add_argument("-e", "--entry-point", dest="entry", metavar="NAME",
-                       help="only this entry point's datasets")
     bench.add_argument("--json", metavar="FILE", help="write the runtimes as futhark bench does")
     bench.add_argument("--plot", metavar="PNG", help="draw the medians (or the speedups of "
                        "--compare) into a PNG (needs matplotlib)")
     bench.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"),
                        help="compare two --json files: speedup per dataset")
-    bench.add_argument("--tolerance", type=float, default=None,
-                       help="float tolerance of the results check")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     _tuning_arguments(bench, "build the programs with")
     bench.set_defaults(handler=_bench)
@@ -152,15 +147,12 @@ def _parser() -> argparse.ArgumentParser:
         "(the monotonic, dataset-sensitive algorithm of Munksgaard et al.) and write them "
         "to PROGRAM.tuning, which futgen build, test and bench then use.")
     tune.add_argument("program")
-    tune.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
-                      help="auto (default): CUDA if there is a device, else the CPU backend")
+    _dataset_run_arguments(tune)
     tune.add_argument("-r", "--runs", type=int, default=10,
                       help="timed calls per run; the fastest counts (default 10)")
     tune.add_argument("--timeout", type=float, default=60.0, metavar="S",
                       help="a version whose first call took longer loses, and is not called "
                            "again (a call is not interrupted; default 60)")
-    tune.add_argument("-e", "--entry-point", dest="entry", metavar="NAME",
-                      help="only this entry point's datasets")
     from futgen.tune import NOISE
 
     tune.add_argument("--noise", type=float, default=NOISE, metavar="FRACTION",
@@ -175,8 +167,6 @@ def _parser() -> argparse.ArgumentParser:
                            "reduction strategies), not only the version guards")
     tune.add_argument("-o", "--output", metavar="FILE",
                       help="the tuning file (default PROGRAM.tuning)")
-    tune.add_argument("--tolerance", type=float, default=None,
-                      help="float tolerance of the results check")
     tune.set_defaults(handler=_autotune)
 
     _dataset_parser(sub)
@@ -268,6 +258,17 @@ def _pass_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-fusion", dest="fusion", action="store_false",
                    help="skip the fuse pass (to measure what fusion gains; flattening still "
                         "fuses the kernel bodies it builds)")
+
+
+def _dataset_run_arguments(p: argparse.ArgumentParser) -> None:
+    """What `bench` and `autotune` share: where and which datasets run, and
+    how their results are checked."""
+    p.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="auto (default): CUDA if there is a device, else the CPU backend")
+    p.add_argument("-e", "--entry-point", dest="entry", metavar="NAME",
+                   help="only this entry point's datasets")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help="float tolerance of the results check")
 
 
 def _tuning_arguments(p: argparse.ArgumentParser, use: str) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from futgen.errors import FutgenError
 from futgen.testing.spec import TestRun, read_spec
-from futgen.tune import microseconds
+from futgen.tune import check_runs, microseconds
 
 SKIP_TAGS = frozenset({"nobench", "disable"})
 BOOTSTRAP_SAMPLES = 2000
@@ -137,8 +137,7 @@ def benchmark(path: str, backend: str = "auto", runs: int = 10, *, entry: str | 
     from futgen.data.compare import DEFAULT_TOLERANCE
     from futgen.testing.compiled import compile_package
 
-    if runs < 1:
-        raise FutgenError(f"--runs must be at least 1, got {runs}")
+    check_runs(runs)
     chosen = datasets(path, entry)
     if not chosen:
         which = f" for entry point {entry!r}" if entry is not None else ""

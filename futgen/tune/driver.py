@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 
 from futgen_runtime.tuning import GUARD_MARK, TBLOCK_SIZE
 
-from futgen.tune import NOISE
+from futgen.tune import NOISE, check_runs
 from futgen.tune.autotune import (
     Measurement,
     TuneResult,
@@ -91,8 +91,7 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
     from futgen.tune.bench import check_entries
     from futgen.tune.bench import datasets as bench_datasets
 
-    if runs < 1:
-        raise FutgenError(f"--runs must be at least 1, got {runs}")
+    check_runs(runs)
     chosen = {f"{ds.entry}:{ds.name}": ds for ds in bench_datasets(path, entry)}
     if not chosen:
         raise FutgenError(f"{path}: no datasets to tune on (test blocks with inputs, "
