@@ -182,6 +182,17 @@ entry main (x: i32) : i32 = x + 1
     assert "name the output with -o" in capsys.readouterr().err
 
 
+def test_bench_and_autotune_need_at_least_one_run(tmp_path, capsys) -> None:
+    path = _program(tmp_path, """
+-- ==
+-- input { 1 } output { 2 }
+entry main (x: i32) : i32 = x + 1
+""")
+    for command in ("bench", "autotune"):
+        assert main([command, path, "--backend", "cpu", "-r", "0"]) == 1
+        assert "--runs must be at least 1, got 0" in capsys.readouterr().err
+
+
 def test_time_calls_checks_its_arguments(tmp_path) -> None:
     module = import_package(build_package(PRODUCTS, tmp_path, name="p", backend_default="cpu"))
     lib = module.P()
