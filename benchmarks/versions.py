@@ -67,9 +67,12 @@ def matrices(lib, sync, rng, rows: list[dict], ns=range(11), only_versions=None)
     guard = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.suff_outer_par"))
     split = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.segmap_unsplit"))
     tile = next(k for k in lib.TUNING_PARAMS if re.fullmatch(r"matmul\.segmap_tile_\d+", k))
+    split64 = next(k for k in lib.TUNING_PARAMS if k.startswith("matmul.segmap_split_64"))
     versions = {"default": {}, "outer": {guard: 0}, "outer_unsplit": {guard: 0, split: 0},
-                # tiled (and split) however few the outputs: 64 x 64 tiles, most idle
+                # tiled (and split) however few the outputs: tiles of 16 x 16 to 64 x 64
                 "outer_tiled": {guard: 0, tile: 1},
+                # the same with tiles of 64 x 64 always, most of them idle below 64
+                "outer_tiled64": {guard: 0, tile: 1, split64: 1},
                 "flat": {guard: BIG}}
     if only_versions:
         versions = {k: v for k, v in versions.items() if k in only_versions}
@@ -84,7 +87,7 @@ def matrices(lib, sync, rng, rows: list[dict], ns=range(11), only_versions=None)
                "torch_ms": timed(lambda ta=ta, tb=tb: ta @ tb, sync),
                "torch_err": _err((ta @ tb).cpu().numpy(), want)}
         for name, tuning in versions.items():
-            if name == "outer_unsplit" and n < 6 or name == "outer_tiled" and n >= 6:
+            if name == "outer_unsplit" and n < 6 or name.startswith("outer_tiled") and n >= 6:
                 continue  # the same kernels as outer
             inst = lib.BenchKernels(backend="cuda", device_results=True, tuning=tuning)
             row[f"{name}_err"] = _err(inst.matmul(a, b).get(), want)

@@ -372,22 +372,29 @@ def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
         whens = [la.when for la in plan.launches]
         tiled = [la.when for la in plan.launches if "segmap_tiled" in la.kernel]
         splits = [la for la in plan.launches if "segmap_split" in la.kernel]
-        assert len(tiled) == sizes and len(plan.thresholds) == sizes + split, fn
+        assert len(tiled) == sizes and len(plan.thresholds) == sizes + 3 * split, fn
         side = plan.thresholds[0]
         assert side.par.startswith("min(") and side.under == ()
         assert whens[-1] == f"not ({side.key})"  # the plain kernel
-        if split:  # the split kernel and its combining kernel, below segmap_unsplit tiles
-            whole = plan.thresholds[1]
+        if split:  # below segmap_unsplit tiles, split kernels of 64, 32 and 16 x 16 tiles
+            whole, by64, by32 = plan.thresholds[1:4]
             assert whole.under == ((side.key, True),)
-            assert [la.kernel.endswith("_combine") for la in splits] == [False, True]
-            assert all(la.when == f"{side.key} and not {whole.key}" for la in splits)
+            split_under = ((side.key, True), (whole.key, False))
+            assert by64.under == split_under and by32.under == (*split_under, (by64.key, False))
+            assert by64.par == by32.par == side.par
+            assert [la.kernel.endswith("_combine") for la in splits] == [False, True] * 3
+            split_when = f"{side.key} and not {whole.key}"
+            assert [la.when for la in splits[::2]] == [
+                f"{split_when} and {by64.key}", f"{split_when} and not {by64.key} and {by32.key}",
+                f"{split_when} and not {by64.key} and not {by32.key}"]
+            assert all(a.when == b.when for a, b in zip(splits[::2], splits[1::2]))
             assert all(w.startswith(f"{side.key} and {whole.key}") for w in tiled[1:])
         if sizes == 2:  # large tiles from segmap_tile_large points, small below
             large = plan.thresholds[-1]
-            assert large.under == tuple((t.key, True) for t in plan.thresholds[:-1])
+            assert large.under == ((side.key, True), *(((whole.key, True),) if split else ()))
             assert tiled[0] == large.key and tiled[1].endswith(f"and not {large.key}")
         else:
-            assert tiled == [" and ".join(t.key for t in plan.thresholds)]
+            assert tiled == [" and ".join((side.key, *((whole.key,) if split else ())))]
 
 
 def _tiling_of(src: str):

@@ -275,7 +275,8 @@ PRODUCT_SHAPES = [(1, 1, 1), (0, 5, 3), (3, 0, 4), (4, 6, 0), (7, 9, 5), (128, 8
                   (5, 4099, 3)]  # 65 chunks of 64 when split, the last one short
 
 
-@pytest.mark.parametrize("version", ["large tiles", "small tiles", "split", "plain"])
+@pytest.mark.parametrize("version", ["large tiles", "small tiles", "split", "split 32",
+                                     "split 16", "plain"])
 @pytest.mark.parametrize("shape", PRODUCT_SHAPES, ids=str)
 @pytest.mark.parametrize("entry", ["matmul", "matmul_columns", "gemm", "max_plus_and_product"])
 def test_matrix_products(products, products_interp, entry: str, shape: tuple[int, int, int],
@@ -288,9 +289,14 @@ def test_matrix_products(products, products_interp, entry: str, shape: tuple[int
     for large in (p for p in params if "segmap_tile_large" in p):
         tuning[large] = 1 if version == "large tiles" else BIG
     splits = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_unsplit")]
-    if version == "split" and not splits:
+    split = version.startswith("split")
+    if split and not splits:
         pytest.skip("not a sum: no split kernel")
-    tuning.update(dict.fromkeys(splits, BIG if version == "split" else 0))
+    tuning.update(dict.fromkeys(splits, BIG if split else 0))
+    for side in (64, 32):  # the split kernel's tiles: 64 x 64, 32 x 32 or 16 x 16
+        for key in (p for p in products.TUNING_PARAMS
+                    if p.startswith(f"{entry}.segmap_split_{side}_")):
+            tuning[key] = 1 if version == ("split" if side == 64 else f"split {side}") else BIG
     lib = products.Products(backend=BACKEND, tuning=tuning)
     n, m, p = shape
     rng = np.random.default_rng(n * 10007 + m * 101 + p)

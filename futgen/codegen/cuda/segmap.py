@@ -47,6 +47,8 @@ from futgen.codegen.cuda.tiling import (
     LARGE_TILES_FROM,
     MIN_SIDE,
     SPLIT_BELOW_TILES,
+    SPLIT_TILE_32_FROM,
+    SPLIT_TILE_64_FROM,
     Tileable,
     compile_tiled,
     tileable,
@@ -109,9 +111,9 @@ def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
                                "tiles of 64 x 64 from which each block runs the whole loop "
                                "(below: the loop is split across blocks)",
                                par=tiles, under=whole)
-        compile_tiled(sc, op, tiling, outs, f"{tiled} and not {unsplit}", 4, split=True)
+        _split_kernels(sc, op, tiling, outs, whole + ((unsplit, False),))
         whole += ((unsplit, True),)
-    small = " and ".join(key for key, _ in whole)
+    small = _conjunction(whole)
     reg = tiling.reg()
     if reg < 8:
         compile_tiled(sc, op, tiling, outs, small, reg)
@@ -122,6 +124,30 @@ def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
     compile_tiled(sc, op, tiling, outs, large, reg)
     compile_tiled(sc, op, tiling, outs, f"{small} and not {large}", reg // 2)
     return tiled
+
+
+def _split_kernels(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list,
+                   under: tuple[tuple[str, bool], ...]) -> None:
+    """Adds the split kernels, launched where the guards of `under` take
+    their branches: register tiles of 4 x 4 (blocks of 64 x 64 points) where
+    both dimensions are at least `segmap_split_64_<k>`, else 2 x 2 where
+    they are at least `segmap_split_32_<k>`, else 1 x 1, so that a block's
+    threads are not mostly padding where there are few outputs."""
+    side = "min({}, {})".format(*(sc.host_dim(d) for d in op.space.dims))
+    by_side = under
+    for reg, default in ((4, SPLIT_TILE_64_FROM), (2, SPLIT_TILE_32_FROM)):
+        larger = sc.threshold(f"segmap_split_{16 * reg}", default,
+                              f"size of both dimensions from which the split kernel's "
+                              f"tiles are {16 * reg} x {16 * reg}", par=side, under=by_side)
+        compile_tiled(sc, op, tiling, outs, _conjunction(by_side + ((larger, True),)), reg,
+                      split=True)
+        by_side += ((larger, False),)
+    compile_tiled(sc, op, tiling, outs, _conjunction(by_side), 1, split=True)
+
+
+def _conjunction(guards: tuple[tuple[str, bool], ...]) -> str:
+    """The host condition that each guard (key, branch) takes its branch."""
+    return " and ".join(key if branch else f"not {key}" for key, branch in guards)
 
 
 def compile_segscatter(sc: SegCompile, op: SegScatter) -> KernelPlan:

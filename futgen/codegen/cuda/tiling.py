@@ -19,7 +19,7 @@ after it, form the epilogue, run per point once the loop is done.
 tiles of the reads, loaded coalesced along each array's contiguous index,
 and a register tile of accumulators per thread.  The plan launches it when
 both dimensions are at least `segmap_tile_<k>` (a threshold the tuner can
-set; 32 by default), else the plain SegMap kernel; with a register tile of 8 x 8 points
+set; 16 by default), else the plain SegMap kernel; with a register tile of 8 x 8 points
 when there are enough of them (`segmap_tile_large_<k>`), else 4 x 4.
 
 Split-K: where even 4 x 4 register tiles give fewer blocks than the device
@@ -28,7 +28,8 @@ columns), a loop that is a sum
 (`split_op`: its one accumulator's new value is `acc + v`, `v` not reading
 `acc`) is split into chunks that blocks take side by side; a second kernel
 adds each point's partial sums and runs the epilogue (`split_count` says
-how many chunks).
+how many chunks).  Its register tiles shrink with the outputs, to 2 x 2
+and 1 x 1 (tiles of 32 x 32 and 16 x 16 points).
 """
 
 from __future__ import annotations
@@ -54,10 +55,15 @@ SPLIT_TK = 16
 SPLIT_BLOCKS_PER_SM = 4
 # Default of the threshold: both dimensions at least this.  32 x 32 outputs
 # of a long loop (the matrix family's n = 5, 2^18 products each) took 0.175
-# ms tiled and split, 93 ms a thread per output (H200, 2026-11-25); at
-# 16 x 16 tiles of 64 x 64 are mostly idle (0.47 ms, no better than the
-# flattened version).
-MIN_SIDE = 32
+# ms tiled and split, 93 ms a thread per output (H200, 2026-11-25); from 16
+# x 16 the split kernel's tiles are as small as the outputs (1 x 1 register
+# tiles).
+MIN_SIDE = 16
+# Defaults of the thresholds on the smaller dimension from which the split
+# kernel's tiles are 64 x 64 (4 x 4 register tiles) and 32 x 32 (2 x 2):
+# below them, most of a larger tile's threads would compute padding.
+SPLIT_TILE_64_FROM = 64
+SPLIT_TILE_32_FROM = 32
 # Default of the threshold on n * p from which 8 x 8 register tiles (blocks of
 # 128 x 128) are used rather than 4 x 4: 2048^2, where the large blocks are
 # two per SM of an H100.
@@ -245,6 +251,8 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
                           [f"res{k}" for k in range(len(op.ret))], sc.fresh("epilogue_failed"))
     out_ptrs = [low.add_param(o.name, CTYPES[o.prim], True, o.name) for o in outs]
     rows = cols = BLOCK_SIDE * reg
+    tk = SPLIT_TK if split else TK
+    assert tk * rows % BLOCK == 0, "each thread loads whole slots of a chunk"
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
     m = render.expr(low.subexp(loop.form.bound))
     n, p = (sc.host_dim(d) for d in op.space.dims)
@@ -262,7 +270,7 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     name = sc.fresh("segmap_split" if split else "segmap_tiled")
     source = render_skeleton(
         "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg,
-        tk=SPLIT_TK if split else TK,
+        tk=tk,
         rows=rows, cols=cols, n=dims[0], p=dims[1], m=m,
         split=split, splits="split_count", split_op=t.split_op, partials=partials,
         groups="combine_groups",
