@@ -8,7 +8,8 @@ or `CpuBackend`), so one method serves both.  Statements become:
   the same text the vectorised kernels use, `futgen.codegen.pysrc`);
 * array operations: backend calls (`b.iota`, `b.index`, ...), only those
   `futgen/codegen/RUNTIME_API.md` lists;
-* `If`/`Loop`: Python control flow; `Apply`: a method call;
+* `If`/`Loop`: Python control flow (a loop reads elements of the arrays
+  from outside it through host mirrors); `Apply`: a method call;
 * a SegOp: on CUDA, the statement's `KernelPlan` (allocate, launch in order,
   bind results, read scalars back); on the CPU backend, a call of a module
   function that evaluates it vectorised (`futgen.codegen.numpy_kernels`);
@@ -41,6 +42,7 @@ from futgen.core import ir
 from futgen.errors import UnsupportedFeature
 from futgen.flatten.names import NameSource
 from futgen.gpu import ir as gpu
+from futgen.opt.effects import consumed_on_host
 
 # compile_segop(stm, types, fresh, sizes=...) -> KernelPlan (futgen.codegen.cuda),
 # `fresh` being the program's name source and `sizes` the host variables that
@@ -94,6 +96,10 @@ class HostCompiler:
         self.calls: dict[str, set[str]] = {}
         # (array, dim) -> the host variable bound to that size so far in scope.
         self.known_sizes: dict[tuple[ir.VName, int], ir.VName] = {}
+        # Arrays a loop being compiled reads elements of -> the variable
+        # holding their host mirror (`loop`).
+        self.mirrors: dict[ir.VName, str] = {}
+        self.consumed: set[ir.VName] = set()  # what the function may consume
 
     def compile(self) -> HostCode:
         methods = [self.function(f) for f in self.prog.functions]
@@ -114,6 +120,7 @@ class HostCompiler:
         self.function_name = f.name
         self.numpy_math[f.name] = False
         self.calls[f.name] = set()
+        self.consumed = consumed_on_host(f)
         with em.block(f"def {self.names[f.name]}({params}):"):
             em.line(f'"""The core function {f.name}."""')
             results = self.inline_body(em, f.body)
@@ -190,7 +197,8 @@ class HostCompiler:
         dt = repr(DTYPES[t.name if isinstance(t, ir.Prim) else t.elem])
         match e:
             case ir.Index(arr, sl, loc):
-                return f"b.index({pyname(arr)}, {_slice(sl)}, {loc_text(loc)})"
+                source = self.mirrors.get(arr, pyname(arr)) if _element_read(stm) else pyname(arr)
+                return f"b.index({source}, {_slice(sl)}, {loc_text(loc)})"
             case ir.Update(arr, sl, value, loc):
                 return f"b.update({pyname(arr)}, {_slice(sl)}, {subexp(value)}, {loc_text(loc)})"
             case ir.ArraySize(arr, dim):
@@ -249,7 +257,19 @@ class HostCompiler:
         return gpu.path_entries(self.branches)
 
     def loop(self, em: Emitter, stm: ir.Stm, e: ir.Loop) -> None:
+        """A Python loop.  Each array from outside the loop whose elements
+        the loop reads one at a time (a time step's parameters, say), and
+        that nothing in the function consumes, is mirrored on the host first (`b.mirror`: a copy if small, else the
+        array): on CUDA, each such read would otherwise wait for the device
+        to finish every launch before it, so that the host could not queue
+        the next step's kernels while the device runs this step's."""
+        outer = dict(self.mirrors)
+        reads = _element_reads(e.body) & free_vars(e) - set(self.mirrors) - self.consumed
+        for arr in sorted(reads, key=pyname):
+            self.mirrors[arr] = em.fresh(f"mirror_{pyname(arr)}_")
+            em.line(f"{self.mirrors[arr]} = b.mirror({pyname(arr)})")
         params = emit_loop(em, e, lambda: self.inline_body(em, e.body))
+        self.mirrors = outer
         for p, name in zip(stm.pat, params):
             em.line(f"{pyname(p.name)} = {name}")
 
@@ -394,6 +414,27 @@ _CTYPE_CHARS = {
 
 
 # ------------------------------------------------------------ helpers
+
+
+def _element_read(stm: ir.Stm) -> bool:
+    """Whether `stm` reads one element of an array (every dimension fixed)."""
+    e = stm.exp
+    return (isinstance(e, ir.Index) and isinstance(stm.pat[0].type, ir.Prim)
+            and all(isinstance(d, ir.DimFix) for d in e.slice))
+
+
+def _element_reads(body: ir.Body) -> set[ir.VName]:
+    """The arrays whose elements `body`'s host code reads (not its kernels)."""
+    found: set[ir.VName] = set()
+    for stm in body.stms:
+        match stm.exp:
+            case ir.Index(arr, _, _) if _element_read(stm):
+                found.add(arr)
+            case ir.If(_, then_, else_, _):
+                found |= _element_reads(then_) | _element_reads(else_)
+            case ir.Loop(_, _, inner):
+                found |= _element_reads(inner)
+    return found
 
 
 def _slice(sl: tuple[ir.DimIndex, ...]) -> str:

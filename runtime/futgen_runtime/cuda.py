@@ -497,8 +497,8 @@ class CudaBackend:
                 kernel, blocks = "transpose", batches * -(-rows // 32) * -(-cols // 32)
             else:
                 kernel, blocks = "transpose_narrow", batches * -(-max(rows, cols) // (1024 // side))
-            self.launch(f"futgen_{kernel}_{x.dtype.itemsize}", blocks * 256, 256,
-                        [out, x, np.int64(batches), np.int64(rows), np.int64(cols)])
+            self.launch_sig(f"futgen_{kernel}_{x.dtype.itemsize}", "PPqqq", blocks * 256, 256, 0,
+                            int(out.gpudata), int(x.gpudata), batches, rows, cols)
             return out
         src = c_strides(x.shape)
         region = Region(0, shape, tuple(src[p] for p in perm))
@@ -527,6 +527,8 @@ class CudaBackend:
     def index(self, x: gpuarray.GPUArray, idx: Index, loc: object = None) -> Any:
         """`x[idx]`, bounds checked on the host: a NumPy scalar if all dims are fixed."""
         r = resolve(x.shape, idx, loc)
+        if type(x) is np.ndarray:  # a host mirror (`mirror`), read by element
+            return x.reshape(-1)[r.offset]
         if all_fixed(idx, len(x.shape)):
             return self.read_scalar(x, r.offset)
         return self._gather(x, r)
@@ -550,6 +552,17 @@ class CudaBackend:
         self.launch(f"futgen_scatter_{x.dtype.itemsize}", r.size, 256,
                     [x, np.int64(r.size), value, np.int64(r.offset), *_dims_args(r)])
         return x
+
+    def mirror(self, x: gpuarray.GPUArray) -> gpuarray.GPUArray | np.ndarray:
+        """A host copy of `x` for a loop's element reads (`index` with every
+        dimension fixed) where one DMA through the staging buffer brings it
+        (STAGING_BYTES), else `x`: reading a mirror waits for nothing, where
+        reading `x` waits for every launch before it."""
+        if not 0 < x.nbytes <= STAGING_BYTES:
+            return x
+        host = self.to_host(x).copy()  # to_host's result is the staging buffer
+        self.check()  # a failed kernel may have left `x` unwritten
+        return host
 
     def read_scalar(self, x: gpuarray.GPUArray, i: int = 0) -> Any:
         """Element `i` (flat) of `x` as a NumPy scalar, after checking for kernel failures."""

@@ -4,6 +4,7 @@ a wheel installs into a fresh venv.  The `gpu` tests run the same on CUDA."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -275,3 +276,38 @@ def test_a_failure_in_compiled_code_lists_the_host_calls_it_left(tmp_path: Path)
         lib.Calls(backend="cpu").main(np.array([1, 2], np.int32), np.int64(1))
     assert str(e.value).endswith(f"Backtrace:\n-> #0  {src}:1:31\n-> #1  {src}:2:34\n"
                                  f"-> #2  {src}:3:35")
+
+
+STEPS = """
+entry steps (rates: []f32) (n: i64) : f32 =
+  let rs = map (* 2f32) rates
+  in loop acc = 0f32 for i < n do
+       let r = rs[i]
+       in if r > 0f32 then acc * 0.5 + r else acc + rs[i / 2]
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_loop_reads_elements_of_an_outer_array_from_its_host_mirror(tmp_path, backend):
+    """The loop's reads of `rs` (in the loop and in a branch) use one mirror,
+    made before the loop; results and the out-of-bounds error are as before,
+    for arrays small enough to copy (16 KiB of f32) and too large (256 KiB)."""
+    src = tmp_path / "steps.fut"
+    src.write_text(STEPS)
+    pkg = build_package(src, tmp_path, name="steps")
+    code = (pkg / "__init__.py").read_text()
+    assert code.count("b.mirror(") == 1 and len(re.findall(r"b\.index\(\w*mirror", code)) == 2
+    module = import_package(pkg)
+    inst = module.Steps(backend=backend)
+    rng = np.random.default_rng(5)
+    for size in (4096, 65536):
+        rates = rng.uniform(-1, 1, size).astype(np.float32)
+        want = np.float32(0)
+        for i in range(size):
+            r = np.float32(2) * rates[i]
+            want = want * np.float32(0.5) + r if r > 0 else want + np.float32(2) * rates[i // 2]
+        assert inst.steps(rates, np.int64(size)) == want
+        with pytest.raises(module.FutharkError) as info:
+            inst.steps(rates, np.int64(size + 1))
+        assert f"Index [{size}] out of bounds for array of shape [{size}]" in str(info.value)
+        assert "steps.fut:5:16" in str(info.value)
