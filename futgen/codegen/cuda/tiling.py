@@ -48,11 +48,20 @@ from futgen.gpu.ir import SegMap, binds_arrays
 BLOCK_SIDE = 16  # threads per side of a block: BLOCK = BLOCK_SIDE ** 2
 REG = 8  # points per side of a thread's register tile
 TK = 8  # loop iterations per shared-memory chunk
+# Blocks of BLOCK threads each SM must fit, by register tile side: the
+# registers a thread may use.  8 x 8 tiles need up to 128; the smaller ones
+# of one 4-byte accumulator need no more than 80 and 64 without spilling
+# (nvcc, sm_90; 8-byte ones would spill, so they keep 2 blocks), and the
+# split kernels they serve wait on memory, so more of their warps hide
+# latency.
+MIN_BLOCKS = {8: 2, 4: 3, 2: 4, 1: 4}
 # The split kernel's chunks: few tiles, so a block's long run of the loop is
 # what must go fast; longer chunks give more work between barriers and load
 # 128 bytes of a row at a time where the loop index is contiguous.
 SPLIT_TK = 16
 SPLIT_BLOCKS_PER_SM = 4
+COMBINE_PER_THREAD = 4  # partial sums a thread of the combining kernel adds
+COMBINE_THREADS = 1 << 17  # the combining kernel's threads, where points are few
 # Default of the threshold: both dimensions at least this.  32 x 32 outputs
 # of a long loop (the matrix family's n = 5, 2^18 products each) took 0.175
 # ms tiled and split, 93 ms a thread per output (H200, 2026-11-25); from 16
@@ -209,10 +218,18 @@ def _load(sc: SegCompile, low: KernelLowering, rd: Read,
     return "\n".join(render.stms(low.region(params, body, [target], sc.fresh("load_failed")), 5))
 
 
-def combine_groups(splits: str) -> str:
-    """The host expression of how many threads add up each point's `splits`
-    partial sums in the combining kernel: enough that each adds about 8."""
-    return f"(8 if {splits} >= 64 else 4 if {splits} >= 32 else 2 if {splits} >= 16 else 1)"
+def combine_groups(splits: str, points: str) -> str:
+    """The host expression of how many threads add up each of `points`
+    points' `splits` partial sums in the combining kernel: a power of two,
+    at most a block, enough that each adds at most COMBINE_PER_THREAD of
+    them, but no more than keep COMBINE_THREADS threads in all.  One
+    thread's additions wait on its loads one after another, so few points
+    need many threads each (256 points of 528 partial sums: 17.5 µs by 8
+    threads a point, 5.6 by 256, H200); many points have threads enough
+    (4096 points: 18.5 µs by 8, 27 by 256 in blocks of one point)."""
+    by_splits = f"1 << int(-(-({splits}) // {COMBINE_PER_THREAD}) - 1).bit_length()"
+    by_points = f"1 << (int(max(1, {COMBINE_THREADS} // max(1, {points}))).bit_length() - 1)"
+    return f"min({BLOCK}, {by_splits}, {by_points})"
 
 
 def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
@@ -260,7 +277,7 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     partials: list[str] = []
     if split:
         splits = sc.let("split_count", split_count(tiles_host, sc.host_dim(loop.form.bound)))
-        groups = sc.let("combine_groups", combine_groups(splits))
+        groups = sc.let("combine_groups", combine_groups(splits, f"{n} * {p}"))
         low.add_param("split_count", "int64_t", False, splits)
         low.add_param("combine_groups", "int32_t", False, groups)
         # Allocated whatever runs, so sized only where the split kernel does.
@@ -270,6 +287,7 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     name = sc.fresh("segmap_split" if split else "segmap_tiled")
     source = render_skeleton(
         "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg,
+        min_blocks=MIN_BLOCKS[reg] if t.reg() == REG else MIN_BLOCKS[REG],
         tk=tk,
         rows=rows, cols=cols, n=dims[0], p=dims[1], m=m,
         split=split, splits="split_count", split_op=t.split_op, partials=partials,
