@@ -1096,7 +1096,8 @@ class Checker:
         self.pop()
         param_t = self.zonk(pt)
         result = pt if ascribed else _invariant_sizes(
-            param_t, self.zonk(bt), _size_pairs(param_t, self.zonk(it)), self.u)
+            param_t, self.zonk(bt), _size_pairs(param_t, self.zonk(it)),
+            LoopSizes(self.u, f"is unknown size of the value returned by the loop at {e.loc}."))
         self.unify(
             pt,
             bt,
@@ -1653,30 +1654,44 @@ def _size_pairs(t: Type, other: Type) -> dict[Dim, Dim]:
     return {}
 
 
-def _invariant_sizes(param: Type, body: Type, inits: dict[Dim, Dim], u: Unifier) -> Type:
+@dataclass
+class LoopSizes:
+    """What a loop's result sizes are made of: the unifier, and the origin
+    of the existential sizes a loop makes (for messages)."""
+
+    u: Unifier
+    origin: str
+
+
+def _invariant_sizes(param: Type, body: Type, inits: dict[Dim, Dim], ls: LoopSizes) -> Type:
     """A loop's result type, as Futhark infers it: a size of the parameter
     that the body gives back unchanged (or as another parameter's size of the
-    same initial size, as when arrays swap) is the initial value's; any other
-    is anonymous (known at run time).  `inits` are the initial sizes of the
-    parameters' anonymous sizes (`_size_pairs`)."""
+    same initial size, as when arrays swap) is the initial value's; one the
+    body replaces by another known size is existential (Futhark's "unknown
+    size of value returned"); any other is anonymous (known at run time).
+    `inits` are the initial sizes of the parameters' anonymous sizes
+    (`_size_pairs`)."""
     match param, body:
         case Array(pe, ps, uq), Array(be, bs, _) if len(ps) == len(bs):
-            shape = tuple(_loop_size(p, b, inits, u) for p, b in zip(ps, bs))
-            return Array(_invariant_sizes(pe, be, inits, u), shape, uq)
+            shape = tuple(_loop_size(p, b, inits, ls) for p, b in zip(ps, bs))
+            return Array(_invariant_sizes(pe, be, inits, ls), shape, uq)
         case Tuple(ps), Tuple(bs) if len(ps) == len(bs):
-            return Tuple(tuple(_invariant_sizes(p, b, inits, u) for p, b in zip(ps, bs)))
+            return Tuple(tuple(_invariant_sizes(p, b, inits, ls) for p, b in zip(ps, bs)))
         case Record(pf), Record(bf) if len(pf) == len(bf):
-            return Record(tuple((f, _invariant_sizes(p, b, inits, u))
+            return Record(tuple((f, _invariant_sizes(p, b, inits, ls))
                                 for (f, p), (_, b) in zip(pf, bf)))
     return param
 
 
-def _loop_size(p: Dim, b: Dim, inits: dict[Dim, Dim], u: Unifier) -> Dim:
+def _loop_size(p: Dim, b: Dim, inits: dict[Dim, Dim], ls: LoopSizes) -> Dim:
+    u = ls.u
     b = u.dim(b)
     if isinstance(b, SizeVar) and b.name in u.weak:  # a size that met only anonymous ones
         b = u.weak[b.name]
     if p in inits and inits[p] == inits.get(b, b):
         return u.dim(inits[p])
+    if p in inits and _is_named(u.dim(inits[p])) and _is_named(b):
+        return u.existential_size(ls.origin)
     return u.anonymous_size()
 
 

@@ -69,6 +69,9 @@ class Unifier:
         # later: the binding is kept aside and used when the size is closed.
         self.weak: dict[str, AnySize] = {}
         self.constraints: dict[str, Constraint] = {}
+        # Why each existential size is unknown ("is unknown length of range
+        # at t.fut:3:5"), for the messages of size mismatches.
+        self.origins: dict[str, str] = {}
         self._counter = itertools.count()
 
     # ------------------------------------------------------------ fresh names
@@ -85,10 +88,20 @@ class Unifier:
     def anonymous_size(self) -> AnySize:
         return AnySize(next(self._counter))
 
-    def existential_size(self) -> SizeVar:
+    def existential_size(self, origin: str | None = None) -> SizeVar:
         """A size only known at run time that is equal to no other size
-        (Futhark's existential size): a rigid name nobody can write."""
-        return SizeVar(f"{EXISTENTIAL_PREFIX}{next(self._counter)}")
+        (Futhark's existential size): a rigid name nobody can write.
+        `origin` says where it comes from, as mismatch messages show it."""
+        d = SizeVar(f"{EXISTENTIAL_PREFIX}{next(self._counter)}")
+        if origin is not None:
+            self.origins[d.name] = origin
+        return d
+
+    def explain(self, *dims: Dim) -> str:
+        """What the existential sizes among `dims` are, one sentence each."""
+        notes = [f'\n"{d}" {self.origins[d.name]}' for d in dims
+                 if isinstance(d, SizeVar) and d.name in self.origins]
+        return "".join(notes)
 
     # ------------------------------------------------------------ resolution
 
@@ -225,7 +238,7 @@ class Unifier:
         if isinstance(d1, SizeExpr) or isinstance(d2, SizeExpr):
             return  # differently written sizes may be equal: checked at run time
         if not lenient:
-            raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.')
+            raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.{self.explain(d1, d2)}')
 
     def _bind_size(self, name: str, d: Dim) -> None:
         self.sizes[name] = d
