@@ -132,6 +132,7 @@ class Checker:
 
     def __init__(self) -> None:
         self.u = Unifier()
+        self.u.visible = lambda name: self.lookup_var(name) is not None
         self.scopes: list[Scope] = [Scope()]
         self.cons = Consumption(self._vars_by_uid, self._is_prim_var)
         # Results of expressions the AST shares, to reuse rather than re-check.
@@ -568,7 +569,24 @@ class Checker:
             if part is not None:
                 pt, _ = self.check(part)
                 self.unify(pt, t, part.loc, "range bounds must have the same type")
-        return Array(t, (self.u.anonymous_size(),), True), NO_ALIAS
+        return Array(t, (self._range_size(e, t),), True), NO_ALIAS
+
+    def _range_size(self, e: S.Range, t: Type) -> Dim:
+        """The size of a range of bounds of type `t`, by Futhark's rules:
+        `0..<n`, `0..1..<n` and `1..2...n` of i64 bounds have size `n`;
+        `a..<b` and `a...b` a size computed from their bounds (anonymous
+        here, known at run time); every other range an unknown size."""
+        start = _int_literal(e.start)
+        second = _int_literal(e.second) if e.second is not None else None
+        known = (e.kind == "..<" and start == 0 and (e.second is None or second == 1)) or (
+            e.kind == "..." and start == 1 and second == 2)
+        computed = e.second is None and e.kind in ("..<", "...")
+        t = self.u.shallow(t)
+        if not isinstance(t, Scalar):
+            return self.u.anonymous_size()  # not yet known to be i64 or not
+        if t != I64 or not (known or computed):
+            return self.u.existential_size(f"is unknown length of range at {e.loc}.")
+        return (self.size_of_expr(e.end) if known else None) or self.u.anonymous_size()
 
     def _check_Project(self, e: S.Project, _exp) -> tuple[Type, Alias]:
         t, al = self.check(e.expr)
@@ -1849,6 +1867,11 @@ def _not_applicable(fn: S.Expr, fname: str, i: int, given: int, t: Type) -> str:
     s = "" if i == 1 else "s"
     return (f'Cannot apply "{fname}" to argument #{i + 1}: it takes {i} argument{s} '
             f"(type {t}) but is applied to {given}.")
+
+
+def _int_literal(e: S.Expr) -> int | None:
+    """The value of an integer literal, else None."""
+    return int(e.value) if isinstance(e, S.Literal) and e.kind == "int" else None
 
 
 def _is_function_literal(e: S.Expr) -> bool:

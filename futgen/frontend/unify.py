@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from futgen.errors import Loc
@@ -31,6 +32,7 @@ from futgen.frontend.types import (
     Dim,
     Record,
     Scalar,
+    SizeConst,
     SizeExpr,
     SizeProd,
     SizeVar,
@@ -39,6 +41,7 @@ from futgen.frontend.types import (
     TypeVar,
     array_of,
     nonunique,
+    size_names,
     substitute,
 )
 
@@ -72,6 +75,10 @@ class Unifier:
         # Why each existential size is unknown ("is unknown length of range
         # at t.fut:3:5"), for the messages of size mismatches.
         self.origins: dict[str, str] = {}
+        # Whether a size name is in scope where unification happens (the
+        # type checker's scopes).
+        self.visible: Callable[[str], bool] = lambda name: True
+        self._params: list[str | None] = []  # of the arrows being unified
         self._counter = itertools.count()
 
     # ------------------------------------------------------------ fresh names
@@ -176,7 +183,7 @@ class Unifier:
                 if n1 is not None and n2 is not None and n1 != n2:
                     # `(k: i64) -> [k]t` is `(n: i64) -> [n]t`.
                     r2 = substitute(self.zonk(r2), {}, {n2: SizeVar(n1)})
-                self.unify(r1, r2, lenient_sizes)
+                self._unify_in(n1 or n2, r1, r2, lenient_sizes)
                 return
         if isinstance(t1, Record) and isinstance(t2, Record):
             n1, n2 = {f for f, _ in t1.fields}, {f for f, _ in t2.fields}
@@ -186,6 +193,15 @@ class Unifier:
                 f"unshared fields: {unshared}."
             )
         raise UnifyError(f"types {self.zonk(t1)} and {self.zonk(t2)} do not match")
+
+    def _unify_in(self, name: str | None, t1: Type, t2: Type, lenient: bool) -> None:
+        """Unify the results of two arrows whose parameter is `name`, which
+        is in scope in them."""
+        self._params.append(name)
+        try:
+            self.unify(t1, t2, lenient)
+        finally:
+            self._params.pop()
 
     def _unify_fields(self, fields: list[tuple[str, Type, Type]], lenient: bool) -> None:
         """Unify the fields of two tuples or records; a mismatch names the
@@ -236,9 +252,30 @@ class Unifier:
             self._unify_products(d1, d2, lenient)
             return
         if isinstance(d1, SizeExpr) or isinstance(d2, SizeExpr):
-            return  # differently written sizes may be equal: checked at run time
+            if not lenient and self._known(d1) and self._known(d2):
+                raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.{self.explain(d1, d2)}')
+            return  # against a product: checked at run time
         if not lenient:
             raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.{self.explain(d1, d2)}')
+
+    def _known(self, d: Dim) -> bool:
+        """Whether size `d` is one the checker knows, for comparing it with a
+        size expression: as in Futhark, a size expression is only the same
+        size as one written the same way, not as a name, a constant, or
+        another expression.  A name gone out of scope (`let m = n + 1 in
+        iota m`) is not known: its expression may be the other size."""
+        match d:
+            case SizeConst():
+                return True
+            case SizeVar(name):
+                return name.startswith(EXISTENTIAL_PREFIX) or (
+                    not name.startswith("?") and self._visible(name))
+            case SizeExpr():
+                return all(self._visible(n) for n in size_names(d))
+        return False
+
+    def _visible(self, name: str) -> bool:
+        return name in self._params or self.visible(name)
 
     def _bind_size(self, name: str, d: Dim) -> None:
         self.sizes[name] = d

@@ -37,3 +37,35 @@ def test_loop_result_of_kept_size_is_known() -> None:
         "def main [n] (k: i32) (a: [n]i32) (b: [n]i32) : [n]i32 =\n"
         "  (loop (x, y) = (a, b) for _i < k do (y, x)).0\n"
     )
+
+
+def test_range_with_stride_has_unknown_length() -> None:
+    msg = reject("def main (n: i64) : [n]i64 =\n  0..2..<n\n")
+    assert "t.fut:2:3" in msg
+    assert "is unknown length of range at t.fut:2:3." in msg
+
+
+def test_upto_range_from_zero_has_its_bound_as_size() -> None:
+    accept("def main (n: i64) : [n]i64 =\n  0..<n\n")
+    accept("def main (n: i64) : [n]i64 =\n  0..1..<n\n")
+    accept("def main (n: i64) : [n](i64, i64) =\n  zip (0..<n) (iota n)\n")
+
+
+def test_range_of_i32_bounds_has_unknown_length() -> None:
+    msg = reject("def main (n: i32) =\n  zip (0..<n) (0..<n)\n")
+    assert "t.fut:2:16" in msg and "is unknown length of range at t.fut:2:8." in msg
+    accept("def main (n: i32) =\n  let r = 0..<n in zip r r\n")
+
+
+def test_size_expression_differs_from_other_sizes() -> None:
+    msg = reject("def main (n: i64) : [n]i64 =\n  iota (n + 1)\n")
+    assert "t.fut:2:3" in msg and 'Sizes "n" and "n + 1" do not match.' in msg
+    msg = reject("def f (g: (k: i64) -> [k]i64) = g 1\ndef main = f (\\k -> iota (k + 1))\n")
+    assert "t.fut:2:15" in msg and 'Sizes "k + 1" and "k" do not match.' in msg
+    accept("def main (n: i64) : [n + 1]i64 =\n  iota (n + 1)\n")
+    accept("def f (g: (k: i64) -> [k]i64) = g 1\ndef main = f (\\k -> iota k)\n")
+
+
+def test_size_expression_of_a_name_out_of_scope_may_be_it() -> None:
+    # Futhark: the size `m` goes out of scope, and is then `n + 1`.
+    accept("def main (n: i64) : [n + 1]i64 =\n  let m = n + 1\n  in iota m\n")
