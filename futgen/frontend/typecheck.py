@@ -43,6 +43,7 @@ from futgen.frontend.aliases import (
     updates_inside,
     with_field_alias,
 )
+from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.types import (
@@ -140,6 +141,8 @@ class Checker:
         self._uids = itertools.count()
         self._visited: list[Any] = []
         self._builtin_cache: dict[str, Scheme] = {}
+        # The inference sizes made for named sizes in this declaration.
+        self._size_uses: dict[str, SizeUse] = {}
 
     # ================================================================ scopes
 
@@ -360,12 +363,30 @@ class Checker:
     def zonk(self, t: Type) -> Type:
         return self.u.zonk(t)
 
-    def instantiate(self, s: Scheme) -> Type:
+    def instantiate(self, s: Scheme, e: S.Expr | None = None) -> Type:
+        """A fresh instance of `s`, used by expression `e` (a name)."""
         if not s.tvars and not s.svars:
             return s.type
         tsub = {v: self.u.fresh_type() for v in s.tvars}
         ssub = {v: self.u.fresh_size() for v in s.svars}
+        if e is not None:
+            self._note_size_uses(s, ssub, e)
         return self._foreign_exprs(_substitute(self.zonk(s.type), tsub, ssub), set(s.svars))
+
+    def _note_size_uses(self, s: Scheme, ssub: dict[str, SizeVar], e: S.Expr) -> None:
+        """Note the sizes an instance of `s` at `e` made for the size
+        parameters its arguments must determine: those the program wrote
+        and that appear as sizes of their own (not only inside products or
+        size expressions, which are matched at run time)."""
+        fname = getattr(e, "full_name", None) or getattr(e, "op", "")
+        in_exprs: set[str] = set()
+        _map_dims(s.type, lambda d: in_exprs.update(_dim_names(d))
+                  if isinstance(d, SizeExpr | SizeProd) else None)
+        for v, d in ssub.items():
+            if v.startswith("?"):  # a size the declaration inferred: known at run time
+                self.u.met_anonymous.add(d.name)
+            elif v not in in_exprs:
+                self._size_uses[d.name] = SizeUse(v, fname, e.loc)
 
     def _foreign_exprs(self, t: Type, names: set[str]) -> Type:
         """`t` with the size expressions that read `names` (a callee's size
@@ -378,9 +399,16 @@ class Checker:
             return isinstance(d, SizeExpr) and bool(size_names(d) & names)
 
         if isinstance(t, Arrow):
-            param = _map_dims(t.param, lambda d: self.u.fresh_size() if foreign(d) else d)
+            param = _map_dims(t.param, lambda d: self._run_time_size() if foreign(d) else d)
             return Arrow(t.param_name, param, self._foreign_exprs(t.ret, names))
         return _map_dims(t, lambda d: self.u.anonymous_size() if foreign(d) else d)
+
+    def _run_time_size(self) -> SizeVar:
+        """A fresh inference size that is known at run time when nothing
+        else determines it."""
+        d = self.u.fresh_size()
+        self.u.met_anonymous.add(d.name)
+        return d
 
     # ============================================================ expressions
 
@@ -426,14 +454,14 @@ class Checker:
 
     def _check_Var(self, e: S.Var, _exp) -> tuple[Type, Alias]:
         if e.qual:
-            return self.instantiate(self.builtin_scheme(e.full_name, e.loc)), NO_ALIAS
+            return self.instantiate(self.builtin_scheme(e.full_name, e.loc), e), NO_ALIAS
         v = self.lookup_var(e.name)
         if v is None:
             if e.name in BUILTIN_BINOPS:
                 return self._op_type(e.name, e.loc), NO_ALIAS
-            return self.instantiate(self.builtin_scheme(e.name, e.loc)), NO_ALIAS
+            return self.instantiate(self.builtin_scheme(e.name, e.loc), e), NO_ALIAS
         self.cons.observe(v, e.loc)
-        t = self.instantiate(v.scheme)
+        t = self.instantiate(v.scheme, e)
         return t, (NO_ALIAS if self.is_prim(t) else v.aliases)
 
     def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
@@ -888,9 +916,9 @@ class Checker:
         v = self.lookup_var(e.op)
         if v is not None:
             self.cons.observe(v, e.loc)
-            return self.instantiate(v.scheme), v.aliases
+            return self.instantiate(v.scheme, e), v.aliases
         if e.op not in BUILTIN_BINOPS:
-            return self.instantiate(self.builtin_scheme(e.op, e.loc)), NO_ALIAS
+            return self.instantiate(self.builtin_scheme(e.op, e.loc), e), NO_ALIAS
         return self._op_type(e.op, e.loc), NO_ALIAS
 
     def _section_type(
@@ -955,7 +983,9 @@ class Checker:
         self.push()
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
-        pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
+        fresh = {n: self.u.fresh_size() for n in sorted(e.sizes)}
+        self._size_uses.update({d.name: SizeUse(n, None, e.loc) for n, d in fresh.items()})
+        pt = self.param_type(e.pat, fresh_sizes=fresh)
         try:
             self.u.unify(pt, vt)
         except UnifyError as ex:
@@ -1402,6 +1432,7 @@ class Checker:
 
     def check_value_decl(self, d: S.ValDecl) -> None:
         self._visited = []
+        self._size_uses = {}
         self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
@@ -1436,6 +1467,8 @@ class Checker:
             scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
         if d.entry:
             self._check_entry(d, scheme)
+        local_functions = [n.fun_ty for n in self._visited if isinstance(n, S.LetFun)]
+        check_ambiguous(self._size_uses, self.u, [scheme.type, *local_functions])
         self._check_size_polymorphic_value(d, scheme.type)
         implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:

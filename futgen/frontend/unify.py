@@ -71,6 +71,9 @@ class Unifier:
         # size known only at run time) is that size unless a named one comes
         # later: the binding is kept aside and used when the size is closed.
         self.weak: dict[str, AnySize] = {}
+        # Inference sizes that met an anonymous size in any unification,
+        # lenient ones included: determined at run time, never ambiguous.
+        self.met_anonymous: set[str] = set()
         self.constraints: dict[str, Constraint] = {}
         # Why each existential size is unknown ("is unknown length of range
         # at t.fut:3:5"), for the messages of size mismatches.
@@ -238,6 +241,7 @@ class Unifier:
             return
         if isinstance(d1, AnySize) or isinstance(d2, AnySize):
             var, anon = (d2, d1) if isinstance(d1, AnySize) else (d1, d2)
+            self.met_anonymous |= _inference_sizes(var)
             if not lenient and isinstance(var, SizeVar) and var.name.startswith("?") \
                     and isinstance(anon, AnySize):
                 self.weak.setdefault(var.name, anon)
@@ -267,9 +271,8 @@ class Unifier:
         match d:
             case SizeConst():
                 return True
-            case SizeVar(name):
-                return name.startswith(EXISTENTIAL_PREFIX) or (
-                    not name.startswith("?") and self._visible(name))
+            case SizeVar(name):  # not an existential: `++`'s is a sum in Futhark
+                return not name.startswith(("?", EXISTENTIAL_PREFIX)) and self._visible(name)
             case SizeExpr():
                 return all(self._visible(n) for n in size_names(d))
         return False
@@ -279,6 +282,8 @@ class Unifier:
 
     def _bind_size(self, name: str, d: Dim) -> None:
         self.sizes[name] = d
+        if name in self.met_anonymous and isinstance(d, SizeVar):
+            self.met_anonymous.add(d.name)
         if name in self.weak and isinstance(d, SizeVar) and d.name.startswith("?"):
             self.weak.setdefault(d.name, self.weak[name])
 
@@ -374,6 +379,13 @@ class Unifier:
         if actual is None:
             raise UnifyError(f"type {self.zonk(t)} has no field {fname}")
         return actual
+
+
+def _inference_sizes(d: Dim) -> set[str]:
+    """The inference sizes size `d` is made of."""
+    if isinstance(d, SizeProd):
+        return set().union(*(_inference_sizes(f) for f in d.factors))
+    return {d.name} if isinstance(d, SizeVar) and d.name.startswith("?") else set()
 
 
 def _field_of(t: Type, fname: str) -> Type | None:

@@ -69,3 +69,31 @@ def test_size_expression_differs_from_other_sizes() -> None:
 def test_size_expression_of_a_name_out_of_scope_may_be_it() -> None:
     # Futhark: the size `m` goes out of scope, and is then `n + 1`.
     accept("def main (n: i64) : [n + 1]i64 =\n  let m = n + 1\n  in iota m\n")
+
+
+def test_size_parameter_nothing_determines_is_ambiguous() -> None:
+    msg = reject("def f [n] (g: [n]i32 -> i32) : i64 = n\n"
+                 "def main = f (\\xs -> xs[0])\n")
+    assert "t.fut:2:12" in msg
+    assert 'Ambiguous size "n": instantiated size parameter of "f"' in msg
+    accept("def f [n] (g: [n]i32 -> i32) : i64 = n\n"
+           "def main = f (\\(xs: [3]i32) -> xs[0])\n")
+    accept("def f [n] (g: [n]i32 -> i32) (xs: [n]i32) : i32 = g xs\n"
+           "def main (ys: []i32) = f (\\xs -> xs[0]) ys[1:]\n")
+
+
+def test_let_size_nothing_determines_is_ambiguous() -> None:
+    msg = reject("def main =\n  let [n][m] (xss: [n][m]i64) = []\n  in (n, m)\n")
+    assert "t.fut:2:3" in msg and 'Ambiguous size "m".' in msg
+    accept("def main =\n  let [n][m] (xss: [n][m]i64) = [[1, 2]]\n  in (n, m)\n")
+    accept("def main (xs: []i32) =\n  let [m] (ys: [m]i32) = filter (> 0) xs\n  in m\n")
+
+
+def test_concatenation_may_have_a_sum_size() -> None:
+    # Futhark gives `a ++ b` the size `n + m`.
+    accept("def f [n] [m] (g: [n + m]i32 -> i64) (a: [n]i32) (b: [m]i32) = g (a ++ b)\n")
+
+
+def test_product_sizes_known_at_run_time_are_not_ambiguous() -> None:
+    accept("def f [b] (a: []f32) : [b]f32 =\n"
+           "  head (unflatten (a :> [opaque 1 * b]f32))\n")
