@@ -43,6 +43,7 @@ from futgen.frontend.aliases import (
     updates_inside,
     with_field_alias,
 )
+from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.types import (
@@ -132,6 +133,7 @@ class Checker:
 
     def __init__(self) -> None:
         self.u = Unifier()
+        self.u.visible = lambda name: self.lookup_var(name) is not None
         self.scopes: list[Scope] = [Scope()]
         self.cons = Consumption(self._vars_by_uid, self._is_prim_var)
         # Results of expressions the AST shares, to reuse rather than re-check.
@@ -139,6 +141,8 @@ class Checker:
         self._uids = itertools.count()
         self._visited: list[Any] = []
         self._builtin_cache: dict[str, Scheme] = {}
+        # The inference sizes made for named sizes in this declaration.
+        self._size_uses: dict[str, SizeUse] = {}
 
     # ================================================================ scopes
 
@@ -359,12 +363,30 @@ class Checker:
     def zonk(self, t: Type) -> Type:
         return self.u.zonk(t)
 
-    def instantiate(self, s: Scheme) -> Type:
+    def instantiate(self, s: Scheme, e: S.Expr | None = None) -> Type:
+        """A fresh instance of `s`, used by expression `e` (a name)."""
         if not s.tvars and not s.svars:
             return s.type
         tsub = {v: self.u.fresh_type() for v in s.tvars}
         ssub = {v: self.u.fresh_size() for v in s.svars}
+        if e is not None:
+            self._note_size_uses(s, ssub, e)
         return self._foreign_exprs(_substitute(self.zonk(s.type), tsub, ssub), set(s.svars))
+
+    def _note_size_uses(self, s: Scheme, ssub: dict[str, SizeVar], e: S.Expr) -> None:
+        """Note the sizes an instance of `s` at `e` made for the size
+        parameters its arguments must determine: those the program wrote
+        and that appear as sizes of their own (not only inside products or
+        size expressions, which are matched at run time)."""
+        fname = getattr(e, "full_name", None) or getattr(e, "op", "")
+        in_exprs: set[str] = set()
+        _map_dims(s.type, lambda d: in_exprs.update(_dim_names(d))
+                  if isinstance(d, SizeExpr | SizeProd) else None)
+        for v, d in ssub.items():
+            if v.startswith("?"):  # a size the declaration inferred: known at run time
+                self.u.met_anonymous.add(d.name)
+            elif v not in in_exprs:
+                self._size_uses[d.name] = SizeUse(v, fname, e.loc)
 
     def _foreign_exprs(self, t: Type, names: set[str]) -> Type:
         """`t` with the size expressions that read `names` (a callee's size
@@ -377,9 +399,16 @@ class Checker:
             return isinstance(d, SizeExpr) and bool(size_names(d) & names)
 
         if isinstance(t, Arrow):
-            param = _map_dims(t.param, lambda d: self.u.fresh_size() if foreign(d) else d)
+            param = _map_dims(t.param, lambda d: self._run_time_size() if foreign(d) else d)
             return Arrow(t.param_name, param, self._foreign_exprs(t.ret, names))
         return _map_dims(t, lambda d: self.u.anonymous_size() if foreign(d) else d)
+
+    def _run_time_size(self) -> SizeVar:
+        """A fresh inference size that is known at run time when nothing
+        else determines it."""
+        d = self.u.fresh_size()
+        self.u.met_anonymous.add(d.name)
+        return d
 
     # ============================================================ expressions
 
@@ -425,14 +454,14 @@ class Checker:
 
     def _check_Var(self, e: S.Var, _exp) -> tuple[Type, Alias]:
         if e.qual:
-            return self.instantiate(self.builtin_scheme(e.full_name, e.loc)), NO_ALIAS
+            return self.instantiate(self.builtin_scheme(e.full_name, e.loc), e), NO_ALIAS
         v = self.lookup_var(e.name)
         if v is None:
             if e.name in BUILTIN_BINOPS:
                 return self._op_type(e.name, e.loc), NO_ALIAS
-            return self.instantiate(self.builtin_scheme(e.name, e.loc)), NO_ALIAS
+            return self.instantiate(self.builtin_scheme(e.name, e.loc), e), NO_ALIAS
         self.cons.observe(v, e.loc)
-        t = self.instantiate(v.scheme)
+        t = self.instantiate(v.scheme, e)
         return t, (NO_ALIAS if self.is_prim(t) else v.aliases)
 
     def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
@@ -568,7 +597,24 @@ class Checker:
             if part is not None:
                 pt, _ = self.check(part)
                 self.unify(pt, t, part.loc, "range bounds must have the same type")
-        return Array(t, (self.u.anonymous_size(),), True), NO_ALIAS
+        return Array(t, (self._range_size(e, t),), True), NO_ALIAS
+
+    def _range_size(self, e: S.Range, t: Type) -> Dim:
+        """The size of a range of bounds of type `t`, by Futhark's rules:
+        `0..<n`, `0..1..<n` and `1..2...n` of i64 bounds have size `n`;
+        `a..<b` and `a...b` a size computed from their bounds (anonymous
+        here, known at run time); every other range an unknown size."""
+        start = _int_literal(e.start)
+        second = _int_literal(e.second) if e.second is not None else None
+        known = (e.kind == "..<" and start == 0 and (e.second is None or second == 1)) or (
+            e.kind == "..." and start == 1 and second == 2)
+        computed = e.second is None and e.kind in ("..<", "...")
+        t = self.u.shallow(t)
+        if not isinstance(t, Scalar):
+            return self.u.anonymous_size()  # not yet known to be i64 or not
+        if t != I64 or not (known or computed):
+            return self.u.existential_size(f"is unknown length of range at {e.loc}.")
+        return (self.size_of_expr(e.end) if known else None) or self.u.anonymous_size()
 
     def _check_Project(self, e: S.Project, _exp) -> tuple[Type, Alias]:
         t, al = self.check(e.expr)
@@ -870,9 +916,9 @@ class Checker:
         v = self.lookup_var(e.op)
         if v is not None:
             self.cons.observe(v, e.loc)
-            return self.instantiate(v.scheme), v.aliases
+            return self.instantiate(v.scheme, e), v.aliases
         if e.op not in BUILTIN_BINOPS:
-            return self.instantiate(self.builtin_scheme(e.op, e.loc)), NO_ALIAS
+            return self.instantiate(self.builtin_scheme(e.op, e.loc), e), NO_ALIAS
         return self._op_type(e.op, e.loc), NO_ALIAS
 
     def _section_type(
@@ -937,7 +983,9 @@ class Checker:
         self.push()
         for n in e.sizes:
             self.bind_var(n, I64, e.loc)
-        pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
+        fresh = {n: self.u.fresh_size() for n in sorted(e.sizes)}
+        self._size_uses.update({d.name: SizeUse(n, None, e.loc) for n, d in fresh.items()})
+        pt = self.param_type(e.pat, fresh_sizes=fresh)
         try:
             self.u.unify(pt, vt)
         except UnifyError as ex:
@@ -1096,7 +1144,8 @@ class Checker:
         self.pop()
         param_t = self.zonk(pt)
         result = pt if ascribed else _invariant_sizes(
-            param_t, self.zonk(bt), _size_pairs(param_t, self.zonk(it)), self.u)
+            param_t, self.zonk(bt), _size_pairs(param_t, self.zonk(it)),
+            LoopSizes(self.u, f"is unknown size of the value returned by the loop at {e.loc}."))
         self.unify(
             pt,
             bt,
@@ -1383,6 +1432,7 @@ class Checker:
 
     def check_value_decl(self, d: S.ValDecl) -> None:
         self._visited = []
+        self._size_uses = {}
         self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
@@ -1417,6 +1467,8 @@ class Checker:
             scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
         if d.entry:
             self._check_entry(d, scheme)
+        local_functions = [n.fun_ty for n in self._visited if isinstance(n, S.LetFun)]
+        check_ambiguous(self._size_uses, self.u, [scheme.type, *local_functions])
         self._check_size_polymorphic_value(d, scheme.type)
         implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:
@@ -1653,30 +1705,44 @@ def _size_pairs(t: Type, other: Type) -> dict[Dim, Dim]:
     return {}
 
 
-def _invariant_sizes(param: Type, body: Type, inits: dict[Dim, Dim], u: Unifier) -> Type:
+@dataclass
+class LoopSizes:
+    """What a loop's result sizes are made of: the unifier, and the origin
+    of the existential sizes a loop makes (for messages)."""
+
+    u: Unifier
+    origin: str
+
+
+def _invariant_sizes(param: Type, body: Type, inits: dict[Dim, Dim], ls: LoopSizes) -> Type:
     """A loop's result type, as Futhark infers it: a size of the parameter
     that the body gives back unchanged (or as another parameter's size of the
-    same initial size, as when arrays swap) is the initial value's; any other
-    is anonymous (known at run time).  `inits` are the initial sizes of the
-    parameters' anonymous sizes (`_size_pairs`)."""
+    same initial size, as when arrays swap) is the initial value's; one the
+    body replaces by another known size is existential (Futhark's "unknown
+    size of value returned"); any other is anonymous (known at run time).
+    `inits` are the initial sizes of the parameters' anonymous sizes
+    (`_size_pairs`)."""
     match param, body:
         case Array(pe, ps, uq), Array(be, bs, _) if len(ps) == len(bs):
-            shape = tuple(_loop_size(p, b, inits, u) for p, b in zip(ps, bs))
-            return Array(_invariant_sizes(pe, be, inits, u), shape, uq)
+            shape = tuple(_loop_size(p, b, inits, ls) for p, b in zip(ps, bs))
+            return Array(_invariant_sizes(pe, be, inits, ls), shape, uq)
         case Tuple(ps), Tuple(bs) if len(ps) == len(bs):
-            return Tuple(tuple(_invariant_sizes(p, b, inits, u) for p, b in zip(ps, bs)))
+            return Tuple(tuple(_invariant_sizes(p, b, inits, ls) for p, b in zip(ps, bs)))
         case Record(pf), Record(bf) if len(pf) == len(bf):
-            return Record(tuple((f, _invariant_sizes(p, b, inits, u))
+            return Record(tuple((f, _invariant_sizes(p, b, inits, ls))
                                 for (f, p), (_, b) in zip(pf, bf)))
     return param
 
 
-def _loop_size(p: Dim, b: Dim, inits: dict[Dim, Dim], u: Unifier) -> Dim:
+def _loop_size(p: Dim, b: Dim, inits: dict[Dim, Dim], ls: LoopSizes) -> Dim:
+    u = ls.u
     b = u.dim(b)
     if isinstance(b, SizeVar) and b.name in u.weak:  # a size that met only anonymous ones
         b = u.weak[b.name]
     if p in inits and inits[p] == inits.get(b, b):
         return u.dim(inits[p])
+    if p in inits and _is_named(u.dim(inits[p])) and _is_named(b):
+        return u.existential_size(ls.origin)
     return u.anonymous_size()
 
 
@@ -1834,6 +1900,11 @@ def _not_applicable(fn: S.Expr, fname: str, i: int, given: int, t: Type) -> str:
     s = "" if i == 1 else "s"
     return (f'Cannot apply "{fname}" to argument #{i + 1}: it takes {i} argument{s} '
             f"(type {t}) but is applied to {given}.")
+
+
+def _int_literal(e: S.Expr) -> int | None:
+    """The value of an integer literal, else None."""
+    return int(e.value) if isinstance(e, S.Literal) and e.kind == "int" else None
 
 
 def _is_function_literal(e: S.Expr) -> bool:

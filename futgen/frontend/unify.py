@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from futgen.errors import Loc
@@ -31,6 +32,7 @@ from futgen.frontend.types import (
     Dim,
     Record,
     Scalar,
+    SizeConst,
     SizeExpr,
     SizeProd,
     SizeVar,
@@ -39,6 +41,7 @@ from futgen.frontend.types import (
     TypeVar,
     array_of,
     nonunique,
+    size_names,
     substitute,
 )
 
@@ -68,7 +71,17 @@ class Unifier:
         # size known only at run time) is that size unless a named one comes
         # later: the binding is kept aside and used when the size is closed.
         self.weak: dict[str, AnySize] = {}
+        # Inference sizes that met an anonymous size in any unification,
+        # lenient ones included: determined at run time, never ambiguous.
+        self.met_anonymous: set[str] = set()
         self.constraints: dict[str, Constraint] = {}
+        # Why each existential size is unknown ("is unknown length of range
+        # at t.fut:3:5"), for the messages of size mismatches.
+        self.origins: dict[str, str] = {}
+        # Whether a size name is in scope where unification happens (the
+        # type checker's scopes).
+        self.visible: Callable[[str], bool] = lambda name: True
+        self._params: list[str | None] = []  # of the arrows being unified
         self._counter = itertools.count()
 
     # ------------------------------------------------------------ fresh names
@@ -85,10 +98,20 @@ class Unifier:
     def anonymous_size(self) -> AnySize:
         return AnySize(next(self._counter))
 
-    def existential_size(self) -> SizeVar:
+    def existential_size(self, origin: str | None = None) -> SizeVar:
         """A size only known at run time that is equal to no other size
-        (Futhark's existential size): a rigid name nobody can write."""
-        return SizeVar(f"{EXISTENTIAL_PREFIX}{next(self._counter)}")
+        (Futhark's existential size): a rigid name nobody can write.
+        `origin` says where it comes from, as mismatch messages show it."""
+        d = SizeVar(f"{EXISTENTIAL_PREFIX}{next(self._counter)}")
+        if origin is not None:
+            self.origins[d.name] = origin
+        return d
+
+    def explain(self, *dims: Dim) -> str:
+        """What the existential sizes among `dims` are, one sentence each."""
+        notes = [f'\n"{d}" {self.origins[d.name]}' for d in dims
+                 if isinstance(d, SizeVar) and d.name in self.origins]
+        return "".join(notes)
 
     # ------------------------------------------------------------ resolution
 
@@ -163,7 +186,7 @@ class Unifier:
                 if n1 is not None and n2 is not None and n1 != n2:
                     # `(k: i64) -> [k]t` is `(n: i64) -> [n]t`.
                     r2 = substitute(self.zonk(r2), {}, {n2: SizeVar(n1)})
-                self.unify(r1, r2, lenient_sizes)
+                self._unify_in(n1 or n2, r1, r2, lenient_sizes)
                 return
         if isinstance(t1, Record) and isinstance(t2, Record):
             n1, n2 = {f for f, _ in t1.fields}, {f for f, _ in t2.fields}
@@ -173,6 +196,15 @@ class Unifier:
                 f"unshared fields: {unshared}."
             )
         raise UnifyError(f"types {self.zonk(t1)} and {self.zonk(t2)} do not match")
+
+    def _unify_in(self, name: str | None, t1: Type, t2: Type, lenient: bool) -> None:
+        """Unify the results of two arrows whose parameter is `name`, which
+        is in scope in them."""
+        self._params.append(name)
+        try:
+            self.unify(t1, t2, lenient)
+        finally:
+            self._params.pop()
 
     def _unify_fields(self, fields: list[tuple[str, Type, Type]], lenient: bool) -> None:
         """Unify the fields of two tuples or records; a mismatch names the
@@ -209,6 +241,7 @@ class Unifier:
             return
         if isinstance(d1, AnySize) or isinstance(d2, AnySize):
             var, anon = (d2, d1) if isinstance(d1, AnySize) else (d1, d2)
+            self.met_anonymous |= _inference_sizes(var)
             if not lenient and isinstance(var, SizeVar) and var.name.startswith("?") \
                     and isinstance(anon, AnySize):
                 self.weak.setdefault(var.name, anon)
@@ -223,12 +256,34 @@ class Unifier:
             self._unify_products(d1, d2, lenient)
             return
         if isinstance(d1, SizeExpr) or isinstance(d2, SizeExpr):
-            return  # differently written sizes may be equal: checked at run time
+            if not lenient and self._known(d1) and self._known(d2):
+                raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.{self.explain(d1, d2)}')
+            return  # against a product: checked at run time
         if not lenient:
-            raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.')
+            raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.{self.explain(d1, d2)}')
+
+    def _known(self, d: Dim) -> bool:
+        """Whether size `d` is one the checker knows, for comparing it with a
+        size expression: as in Futhark, a size expression is only the same
+        size as one written the same way, not as a name, a constant, or
+        another expression.  A name gone out of scope (`let m = n + 1 in
+        iota m`) is not known: its expression may be the other size."""
+        match d:
+            case SizeConst():
+                return True
+            case SizeVar(name):  # not an existential: `++`'s is a sum in Futhark
+                return not name.startswith(("?", EXISTENTIAL_PREFIX)) and self._visible(name)
+            case SizeExpr():
+                return all(self._visible(n) for n in size_names(d))
+        return False
+
+    def _visible(self, name: str) -> bool:
+        return name in self._params or self.visible(name)
 
     def _bind_size(self, name: str, d: Dim) -> None:
         self.sizes[name] = d
+        if name in self.met_anonymous and isinstance(d, SizeVar):
+            self.met_anonymous.add(d.name)
         if name in self.weak and isinstance(d, SizeVar) and d.name.startswith("?"):
             self.weak.setdefault(d.name, self.weak[name])
 
@@ -324,6 +379,13 @@ class Unifier:
         if actual is None:
             raise UnifyError(f"type {self.zonk(t)} has no field {fname}")
         return actual
+
+
+def _inference_sizes(d: Dim) -> set[str]:
+    """The inference sizes size `d` is made of."""
+    if isinstance(d, SizeProd):
+        return set().union(*(_inference_sizes(f) for f in d.factors))
+    return {d.name} if isinstance(d, SizeVar) and d.name.startswith("?") else set()
 
 
 def _field_of(t: Type, fname: str) -> Type | None:
