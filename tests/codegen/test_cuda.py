@@ -372,29 +372,38 @@ def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
         whens = [la.when for la in plan.launches]
         tiled = [la.when for la in plan.launches if "segmap_tiled" in la.kernel]
         splits = [la for la in plan.launches if "segmap_split" in la.kernel]
-        assert len(tiled) == sizes and len(plan.thresholds) == sizes + 3 * split, fn
+        # Two kernels with tiles of 16 points along the shorter dimension, then
+        # the square ones.
+        assert len(tiled) == 2 + sizes and len(plan.thresholds) == sizes + 3 * split + 1, fn
         side = plan.thresholds[0]
         assert side.par.startswith("min(") and side.under == ()
         assert whens[-1] == f"not ({side.key})"  # the plain kernel
+        whole = ((side.key, True),)
         if split:  # below segmap_unsplit tiles, split kernels of 64, 32 and 16 x 16 tiles
-            whole, by64, by32 = plan.thresholds[1:4]
-            assert whole.under == ((side.key, True),)
-            split_under = ((side.key, True), (whole.key, False))
+            unsplit, by64, by32 = plan.thresholds[1:4]
+            assert unsplit.under == whole
+            split_under = (*whole, (unsplit.key, False))
             assert by64.under == split_under and by32.under == (*split_under, (by64.key, False))
             assert by64.par == by32.par == side.par
             assert [la.kernel.endswith("_combine") for la in splits] == [False, True] * 3
-            split_when = f"{side.key} and not {whole.key}"
+            split_when = f"{side.key} and not {unsplit.key}"
             assert [la.when for la in splits[::2]] == [
                 f"{split_when} and {by64.key}", f"{split_when} and not {by64.key} and {by32.key}",
                 f"{split_when} and not {by64.key} and not {by32.key}"]
             assert all(a.when == b.when for a, b in zip(splits[::2], splits[1::2]))
-            assert all(w.startswith(f"{side.key} and {whole.key}") for w in tiled[1:])
+            whole += ((unsplit.key, True),)
+        square = plan.thresholds[1 + 3 * split]
+        assert square.under == whole and square.par == side.par
+        narrow = " and ".join([*(k for k, _ in whole), f"not {square.key}"])
+        assert all(w.startswith(f"{narrow} and ") for w in tiled[:2])
+        assert " <= " in tiled[0] and " > " in tiled[1]  # rows short; columns short
+        whole += ((square.key, True),)
         if sizes == 2:  # large tiles from segmap_tile_large points, small below
             large = plan.thresholds[-1]
-            assert large.under == ((side.key, True), *(((whole.key, True),) if split else ()))
-            assert tiled[0] == large.key and tiled[1].endswith(f"and not {large.key}")
+            assert large.under == whole
+            assert tiled[2] == large.key and tiled[3].endswith(f"and not {large.key}")
         else:
-            assert tiled == [" and ".join((side.key, *((whole.key,) if split else ())))]
+            assert tiled[2:] == [" and ".join(k for k, _ in whole)]
 
 
 def _tiling_of(src: str):

@@ -9,6 +9,7 @@ reductions and histograms under every strategy (thresholds forced through
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -275,8 +276,8 @@ PRODUCT_SHAPES = [(1, 1, 1), (0, 5, 3), (3, 0, 4), (4, 6, 0), (7, 9, 5), (128, 8
                   (5, 4099, 3)]  # 65 chunks of 64 when split, the last one short
 
 
-@pytest.mark.parametrize("version", ["large tiles", "small tiles", "split", "split 32",
-                                     "split 16", "plain"])
+@pytest.mark.parametrize("version", ["large tiles", "small tiles", "short tiles", "split",
+                                     "split 32", "split 16", "plain"])
 @pytest.mark.parametrize("shape", PRODUCT_SHAPES, ids=str)
 @pytest.mark.parametrize("entry", ["matmul", "matmul_columns", "gemm", "max_plus_and_product"])
 def test_matrix_products(products, products_interp, entry: str, shape: tuple[int, int, int],
@@ -284,7 +285,7 @@ def test_matrix_products(products, products_interp, entry: str, shape: tuple[int
     if entry == "max_plus_and_product" and np.prod(shape) > 600_000:
         pytest.skip("the interpreter folds tuples one at a time: too slow a reference")
     params = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile")]
-    side = next(p for p in params if "segmap_tile_large" not in p)
+    side = next(p for p in params if re.fullmatch(rf"{entry}\.segmap_tile_\d+", p))
     tuning = {side: BIG if version == "plain" else 1}
     for large in (p for p in params if "segmap_tile_large" in p):
         tuning[large] = 1 if version == "large tiles" else BIG
@@ -293,6 +294,8 @@ def test_matrix_products(products, products_interp, entry: str, shape: tuple[int
     if split and not splits:
         pytest.skip("not a sum: no split kernel")
     tuning.update(dict.fromkeys(splits, BIG if split else 0))
+    for key in (p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile_square")):
+        tuning[key] = BIG if version == "short tiles" else 1  # 16 points along the short side
     for side in (64, 32):  # the split kernel's tiles: 64 x 64, 32 x 32 or 16 x 16
         for key in (p for p in products.TUNING_PARAMS
                     if p.startswith(f"{entry}.segmap_split_{side}_")):

@@ -49,6 +49,7 @@ from futgen.codegen.cuda.tiling import (
     SPLIT_BELOW_TILES,
     SPLIT_TILE_32_FROM,
     SPLIT_TILE_64_FROM,
+    SQUARE_TILES_FROM,
     Tileable,
     compile_tiled,
     tileable,
@@ -97,9 +98,11 @@ def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
 
     Tiles need both dimensions at least `segmap_tile_<k>`.  With too few
     tiles of 64 x 64 to fill the device (fewer than `segmap_unsplit_<k>`)
-    the loop is split across blocks (split-K).  Where a thread's register
-    tile is 8 x 8, a second kernel with 4 x 4 (blocks of 64 x 64 points)
-    serves products of fewer than `segmap_tile_large_<k>` points."""
+    the loop is split across blocks (split-K).  Else, where a dimension is
+    shorter than `segmap_tile_square_<k>`, tiles are 16 points along it
+    (register tiles of 1 x 8 or 8 x 1).  Where a thread's register tile is
+    8 x 8, a second kernel with 4 x 4 (blocks of 64 x 64 points) serves
+    products of fewer than `segmap_tile_large_<k>` points."""
     n, p = (sc.host_dim(d) for d in op.space.dims)
     tiled = sc.threshold("segmap_tile", MIN_SIDE,
                          "size of both dimensions from which block and register tiles are used",
@@ -113,16 +116,23 @@ def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
                                par=tiles, under=whole)
         _split_kernels(sc, op, tiling, outs, whole + ((unsplit, False),))
         whole += ((unsplit, True),)
-    small = _conjunction(whole)
     reg = tiling.reg()
+    square = sc.threshold("segmap_tile_square", SQUARE_TILES_FROM,
+                          "size of both dimensions from which tiles are square (below: 16 "
+                          "points along the shorter one)", par=f"min({n}, {p})", under=whole)
+    narrow = _conjunction(whole + ((square, False),))
+    compile_tiled(sc, op, tiling, outs, f"{narrow} and {n} <= {p}", (1, reg))
+    compile_tiled(sc, op, tiling, outs, f"{narrow} and {n} > {p}", (reg, 1))
+    whole += ((square, True),)
     if reg < 8:
-        compile_tiled(sc, op, tiling, outs, small, reg)
+        compile_tiled(sc, op, tiling, outs, _conjunction(whole), (reg, reg))
         return tiled
     large = sc.threshold("segmap_tile_large", LARGE_TILES_FROM,
                          "points from which tiles of 128 x 128 are used, rather than 64 x 64",
                          par=f"{n} * {p}", under=whole)
-    compile_tiled(sc, op, tiling, outs, large, reg)
-    compile_tiled(sc, op, tiling, outs, f"{small} and not {large}", reg // 2)
+    compile_tiled(sc, op, tiling, outs, large, (reg, reg))
+    compile_tiled(sc, op, tiling, outs, _conjunction(whole + ((large, False),)),
+                  (reg // 2, reg // 2))
     return tiled
 
 
@@ -139,10 +149,10 @@ def _split_kernels(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list,
         larger = sc.threshold(f"segmap_split_{16 * reg}", default,
                               f"size of both dimensions from which the split kernel's "
                               f"tiles are {16 * reg} x {16 * reg}", par=side, under=by_side)
-        compile_tiled(sc, op, tiling, outs, _conjunction(by_side + ((larger, True),)), reg,
-                      split=True)
+        compile_tiled(sc, op, tiling, outs, _conjunction(by_side + ((larger, True),)),
+                      (reg, reg), split=True)
         by_side += ((larger, False),)
-    compile_tiled(sc, op, tiling, outs, _conjunction(by_side), 1, split=True)
+    compile_tiled(sc, op, tiling, outs, _conjunction(by_side), (1, 1), split=True)
 
 
 def _conjunction(guards: tuple[tuple[str, bool], ...]) -> str:

@@ -48,13 +48,13 @@ from futgen.gpu.ir import SegMap, binds_arrays
 BLOCK_SIDE = 16  # threads per side of a block: BLOCK = BLOCK_SIDE ** 2
 REG = 8  # points per side of a thread's register tile
 TK = 8  # loop iterations per shared-memory chunk
-# Blocks of BLOCK threads each SM must fit, by register tile side: the
+# Blocks of BLOCK threads each SM must fit, by register tile size: the
 # registers a thread may use.  8 x 8 tiles need up to 128; the smaller ones
 # of one 4-byte accumulator need no more than 80 and 64 without spilling
 # (nvcc, sm_90; 8-byte ones would spill, so they keep 2 blocks), and the
 # split kernels they serve wait on memory, so more of their warps hide
 # latency.
-MIN_BLOCKS = {8: 2, 4: 3, 2: 4, 1: 4}
+MIN_BLOCKS = {64: 2, 16: 3, 8: 2, 4: 4, 1: 4}  # by points in a register tile
 # The split kernel's chunks: few tiles, so a block's long run of the loop is
 # what must go fast; longer chunks give more work between barriers and load
 # 128 bytes of a row at a time where the loop index is contiguous.
@@ -73,6 +73,10 @@ MIN_SIDE = 16
 # below them, most of a larger tile's threads would compute padding.
 SPLIT_TILE_64_FROM = 64
 SPLIT_TILE_32_FROM = 32
+# Default of the threshold on the smaller dimension from which unsplit tiles
+# are square; below it, 16 points along that dimension (16 x 2^20 outputs:
+# a square tile of 64 x 64 would be three quarters padding).
+SQUARE_TILES_FROM = 32
 # Default of the threshold on n * p from which 8 x 8 register tiles (blocks of
 # 128 x 128) are used rather than 4 x 4: 2048^2, where the large blocks are
 # two per SM of an H100.
@@ -233,10 +237,10 @@ def combine_groups(splits: str, points: str) -> str:
 
 
 def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
-                  when: str, reg: int, split: bool = False) -> None:
-    """Adds the tiled kernel with `reg` x `reg` register tiles (a multiple of
-    4), launched `when`, writing `outs`; with `split` (`t.split_op` set),
-    the split kernel and its combining kernel."""
+                  when: str, regs: tuple[int, int], split: bool = False) -> None:
+    """Adds the tiled kernel with register tiles of `regs` (rows, columns:
+    1, 2, 4 or 8 each), launched `when`, writing `outs`; with `split`
+    (`t.split_op` set), the split kernel and its combining kernel."""
     low = sc.lowering()
     loop = t.loop.exp
     assert isinstance(loop, ir.Loop) and isinstance(loop.form, ir.ForLoop)
@@ -267,9 +271,11 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     epilogue = low.region(epi_bindings, ir.Body(t.epilogue, op.body.result),
                           [f"res{k}" for k in range(len(op.ret))], sc.fresh("epilogue_failed"))
     out_ptrs = [low.add_param(o.name, CTYPES[o.prim], True, o.name) for o in outs]
-    rows = cols = BLOCK_SIDE * reg
-    tk = SPLIT_TK if split else TK
-    assert tk * rows % BLOCK == 0, "each thread loads whole slots of a chunk"
+    rows, cols = (BLOCK_SIDE * r for r in regs)
+    # A side of 16 points needs chunks of 16 iterations for each thread to
+    # load whole slots of them.
+    tk = SPLIT_TK if split or min(rows, cols) < 2 * BLOCK_SIDE else TK
+    assert tk * rows % BLOCK == 0 and tk * cols % BLOCK == 0
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
     m = render.expr(low.subexp(loop.form.bound))
     n, p = (sc.host_dim(d) for d in op.space.dims)
@@ -286,8 +292,9 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
                     for tmp in (sc.temp("partial", pa.type.name, size) for pa, _ in loop.merge)]
     name = sc.fresh("segmap_split" if split else "segmap_tiled")
     source = render_skeleton(
-        "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE, reg=reg,
-        min_blocks=MIN_BLOCKS[reg] if t.reg() == REG else MIN_BLOCKS[REG],
+        "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE,
+        reg_r=regs[0], reg_c=regs[1],
+        min_blocks=MIN_BLOCKS[regs[0] * regs[1]] if t.reg() == REG else MIN_BLOCKS[REG * REG],
         tk=tk,
         rows=rows, cols=cols, n=dims[0], p=dims[1], m=m,
         split=split, splits="split_count", split_op=t.split_op, partials=partials,
