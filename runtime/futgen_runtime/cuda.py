@@ -478,12 +478,14 @@ class CudaBackend:
         return x.reshape(shape)
 
     def rearrange(self, x: gpuarray.GPUArray, perm: Sequence[int]) -> gpuarray.GPUArray:
-        """Dimensions permuted and materialised (`perm[i]`: source dim of result dim i)."""
+        """Dimensions permuted and materialised (`perm[i]`: source dim of result
+        dim i), or a view of `x` where that is the same (the result aliases
+        `x`, as in Futhark and on the CPU backend)."""
         perm = [int(p) for p in perm]
         shape = tuple(x.shape[p] for p in perm)
         if [p for p in perm if x.shape[p] != 1] == [d for d in range(x.ndim) if x.shape[d] != 1]:
             # Only dimensions of size 1 move: the elements keep their order.
-            return self.copy(x).reshape(shape) if x.size else self.empty(shape, x.dtype)
+            return self.reshape(x, shape)
         lead = len(perm) - 2
         if lead >= 0 and perm == [*range(lead), lead + 1, lead] and x.size:
             # The last two dimensions swapped: by tiles, coalesced both ways;

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from futgen_runtime import (
     CpuBackend,
+    FutgenError,
     FutharkError,
     convert_arg,
     convert_result,
@@ -153,7 +154,7 @@ def test_shipped_cubin_is_used(b, cache: Path) -> None:
 def test_device_by_name(b) -> None:
     name = b.device.name()
     assert make_backend("cuda", device=name.split()[-1]).device.name() == name
-    with pytest.raises(ValueError, match="no CUDA device named like"):
+    with pytest.raises(FutgenError, match="no CUDA device named like 'no such gpu'; there are"):
         make_backend("cuda", device="no such gpu")
 
 
