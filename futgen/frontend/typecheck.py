@@ -45,6 +45,7 @@ from futgen.frontend.aliases import (
 )
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
+from futgen.frontend.loops import check_loop_classes
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.types import (
     BOOL,
@@ -454,15 +455,34 @@ class Checker:
 
     def _check_Var(self, e: S.Var, _exp) -> tuple[Type, Alias]:
         if e.qual:
-            return self.instantiate(self.builtin_scheme(e.full_name, e.loc), e), NO_ALIAS
+            return self.instantiate_function(self.builtin_scheme(e.full_name, e.loc), e), NO_ALIAS
         v = self.lookup_var(e.name)
         if v is None:
             if e.name in BUILTIN_BINOPS:
                 return self._op_type(e.name, e.loc), NO_ALIAS
-            return self.instantiate(self.builtin_scheme(e.name, e.loc), e), NO_ALIAS
+            return self.instantiate_function(self.builtin_scheme(e.name, e.loc), e), NO_ALIAS
         self.cons.observe(v, e.loc)
-        t = self.instantiate(v.scheme, e)
+        named_function = v.is_global or v.consumable == "a function"
+        if named_function and isinstance(v.scheme.type, Arrow):
+            t = self.instantiate_function(v.scheme, e)
+        else:
+            t = self.instantiate(v.scheme, e)
         return t, (NO_ALIAS if self.is_prim(t) else v.aliases)
+
+    def instantiate_function(self, s: Scheme, e: S.Expr) -> Type:
+        """An instance of a named function's scheme, whose unnamed sizes
+        (`[]t`, `?[k].`) are new at each use, as Futhark's are."""
+        fresh: dict[AnySize, AnySize] = {}
+
+        def refresh(d: Dim) -> Dim:
+            if isinstance(d, AnySize):
+                return fresh.setdefault(d, self.u.anonymous_size())
+            return d
+
+        t = _map_dims(self.instantiate(s, e), refresh)
+        if self.lookup_var(getattr(e, "name", "")) is None:  # a built-in's existential result
+            self.u.call_results |= _anonymous_ids(_final_result(t))
+        return t
 
     def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
         from futgen.frontend.prelude import SIGNATURES
@@ -1143,8 +1163,10 @@ class Checker:
         free_body = self.cons.unwatch()
         self.pop()
         param_t = self.zonk(pt)
+        inits = _size_pairs(param_t, self.zonk(it))
+        check_loop_classes(param_t, self.zonk(bt), inits, self.u, e.body.loc, init.loc)
         result = pt if ascribed else _invariant_sizes(
-            param_t, self.zonk(bt), _size_pairs(param_t, self.zonk(it)),
+            param_t, self.zonk(bt), inits,
             LoopSizes(self.u, f"is unknown size of the value returned by the loop at {e.loc}."))
         self.unify(
             pt,
@@ -1367,8 +1389,18 @@ class Checker:
                     return all(nameable(SizeVar(n)) for n in size_names(d))
             return False
 
-        return _map_dims(t, lambda d: d if isinstance(d, AnySize) or nameable(d)
-                         else self.u.anonymous_size())
+        # Sizes the body makes one stay one (`unzip` of a `filter`): Futhark
+        # gives them one existential.
+        shared: dict[Dim, AnySize] = {}
+
+        def hidden(d: Dim) -> Dim:
+            if isinstance(d, SizeVar) and d.name in self.u.weak:
+                d = self.u.weak[d.name]
+            if isinstance(d, AnySize):
+                return d
+            return shared.setdefault(d, self.u.anonymous_size())
+
+        return _map_dims(t, lambda d: d if isinstance(d, AnySize) or nameable(d) else hidden(d))
 
     def _check_size_params_used(
         self, d: S.ValDecl, ptypes: list[Type], rt: Type, entry: bool
@@ -1663,6 +1695,19 @@ def _map_dims(t: Type, fn) -> Type:
         case Arrow(n, p, r):
             return Arrow(n, _map_dims(p, fn), _map_dims(r, fn))
     return t
+
+
+def _final_result(t: Type) -> Type:
+    """What a function of type `t` gives when applied to all its arguments."""
+    while isinstance(t, Arrow):
+        t = t.ret
+    return t
+
+
+def _anonymous_ids(t: Type) -> set[int]:
+    ids: set[int] = set()
+    _map_dims(t, lambda d: ids.add(d.id) if isinstance(d, AnySize) else None)
+    return ids
 
 
 def _is_higher_order(t: Type) -> bool:

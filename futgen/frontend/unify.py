@@ -74,6 +74,16 @@ class Unifier:
         # Inference sizes that met an anonymous size in any unification,
         # lenient ones included: determined at run time, never ambiguous.
         self.met_anonymous: set[str] = set()
+        # Anonymous sizes that unification made equal (directly, or through
+        # an inference size that met both): a union-find over their ids, for
+        # sizes Futhark would have unified (a loop's parameters, `loops.py`).
+        self.anon_links: dict[int, int] = {}
+        # Anonymous sizes unified with a known size (a name, a constant, an
+        # expression): Futhark would have made them that size.
+        self.anon_named: set[int] = set()
+        # Anonymous sizes of built-ins' existential results (`filter`): new at
+        # each call, so equal to no other size (in Futhark too).
+        self.call_results: set[int] = set()
         self.constraints: dict[str, Constraint] = {}
         # Why each existential size is unknown ("is unknown length of range
         # at t.fut:3:5"), for the messages of size mismatches.
@@ -242,9 +252,14 @@ class Unifier:
         if isinstance(d1, AnySize) or isinstance(d2, AnySize):
             var, anon = (d2, d1) if isinstance(d1, AnySize) else (d1, d2)
             self.met_anonymous |= _inference_sizes(var)
-            if not lenient and isinstance(var, SizeVar) and var.name.startswith("?") \
-                    and isinstance(anon, AnySize):
-                self.weak.setdefault(var.name, anon)
+            if lenient:
+                return
+            if isinstance(var, AnySize):
+                self.link_anonymous(var, anon)
+            elif isinstance(var, SizeVar) and var.name.startswith("?"):
+                self.link_anonymous(self.weak.setdefault(var.name, anon), anon)
+            else:
+                self.anon_named.add(anon.id)
             return
         if isinstance(d1, SizeVar) and d1.name.startswith("?"):
             self._bind_size(d1.name, d2)
@@ -282,10 +297,25 @@ class Unifier:
 
     def _bind_size(self, name: str, d: Dim) -> None:
         self.sizes[name] = d
+        if name in self.weak and not (isinstance(d, SizeVar) and d.name.startswith("?")):
+            self.anon_named.add(self.weak[name].id)
         if name in self.met_anonymous and isinstance(d, SizeVar):
             self.met_anonymous.add(d.name)
         if name in self.weak and isinstance(d, SizeVar) and d.name.startswith("?"):
-            self.weak.setdefault(d.name, self.weak[name])
+            self.link_anonymous(self.weak.setdefault(d.name, self.weak[name]), self.weak[name])
+
+    def link_anonymous(self, a: AnySize, b: AnySize) -> None:
+        """Record that anonymous sizes `a` and `b` were unified."""
+        ra, rb = self.anon_root(a), self.anon_root(b)
+        if ra != rb:
+            self.anon_links[ra] = rb
+
+    def anon_root(self, a: AnySize) -> int:
+        """The representative of the anonymous sizes unified with `a`."""
+        i = a.id
+        while i in self.anon_links:
+            i = self.anon_links[i]
+        return i
 
     def _unify_products(self, d1: Dim, d2: Dim, lenient: bool) -> None:
         """Products of as many factors match factor by factor (as Futhark,

@@ -1,0 +1,137 @@
+"""Loop parameters whose sizes the loop body makes equal (Futhark's loop
+size inference, `Terms/Loop.hs`).
+
+Inside a loop body each size of the loop parameter is an anonymous size
+(`typecheck._loop_sizes`).  Futhark gives each a fresh inference size
+instead, so using two parameters as arrays of one size (`map2 f xs ys`)
+makes their sizes one.  A size the body changes is variant, and a variant
+size is one size parameter for every place it stands: the body must return
+one size for all of them.  Here the unifier records which anonymous sizes
+met (`Unifier.anon_links`), and `check_loop_classes` checks that rule:
+
+    loop (xs, ys) for i < 10 do
+      let zs = filter (> 0) (map2 (+) xs ys)   -- xs and ys: one size
+      in (xs, zs)                              -- but two sizes come back
+
+A group of sizes that also met a known size (a name, a constant) is left
+alone: Futhark would have made them that size, a rule not checked here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from futgen.errors import CompileError, Loc
+from futgen.frontend.types import EXISTENTIAL_PREFIX, AnySize, Array, Dim, Record, SizeConst, SizeVar, Tuple, Type
+from futgen.frontend.unify import Unifier
+
+
+def check_loop_classes(
+    param: Type, body: Type, inits: dict[Dim, Dim], u: Unifier, body_loc: Loc, init_loc: Loc
+) -> None:
+    """Raise if the body returns different sizes for loop-parameter sizes
+    that it made one size and that change in the loop, or if they start as
+    different known sizes.
+
+    Args:
+        param: the loop parameter's type inside the body (anonymous sizes).
+        body: the body's type.
+        inits: each anonymous size of `param` to the initial value's size.
+        u: the unifier, with the links between anonymous sizes.
+        body_loc, init_loc: the body's and the initial value's locations.
+    """
+    pairs = [(p, _resolved(b, u)) for p, b in _dim_pairs(param, body) if isinstance(p, AnySize)]
+    variant = _variant(pairs, inits, u)
+    named = {u.anon_root(AnySize(i)) for i in u.anon_named}
+    params = {u.anon_root(p) for p, _ in pairs}
+    returned: dict[int, set[object]] = {}
+    initial: dict[int, set[Dim]] = {}
+    for p, b in pairs:
+        root = u.anon_root(p)
+        if root in named:
+            continue
+        if root in variant and _distinct(b, params, u):
+            returned.setdefault(root, set()).add(_key(b, u))
+        if _is_named(u.dim(inits.get(p, p))):
+            initial.setdefault(root, set()).add(u.dim(inits[p]))
+    if any(len(sizes) > 1 for sizes in returned.values()):
+        raise CompileError(
+            "Loop body does not have expected type: the loop parameter's sizes "
+            "that change in the loop and that the body uses as one size are "
+            f"returned as different sizes (the body's type is {u.zonk(body)}).",
+            body_loc,
+        )
+    for sizes in initial.values():
+        if len(sizes) > 1:
+            raise CompileError(
+                "Initial loop values do not have expected type: the loop "
+                "parameter's sizes that the body uses as one size start as "
+                f"different sizes ({', '.join(sorted(map(str, sizes)))}).",
+                init_loc,
+            )
+
+
+def _distinct(d: Dim, params: set[int], u: Unifier) -> bool:
+    """Whether `d` is a size that Futhark too knows to differ from every
+    other one: a loop parameter's, a built-in's existential result, a
+    constant or a rigid name.  Other anonymous sizes (slices) may be sizes
+    Futhark knows, as may `++`'s existentials (sums in Futhark)."""
+    if isinstance(d, AnySize):
+        return u.anon_root(d) in params or d.id in u.call_results
+    return _is_named(d)
+
+
+def _variant(pairs: list[tuple[AnySize, Dim]], inits: dict[Dim, Dim], u: Unifier) -> set[int]:
+    """The roots of the parameter sizes that change: those the body replaces
+    by a new size, and those it replaces by another parameter's size of the
+    same initial size that changes (Futhark's closure over copies)."""
+    params = {u.anon_root(p): p for p, _ in pairs}
+    seeds: set[int] = set()
+    copies: dict[int, int] = {}
+    for p, b in pairs:
+        root = u.anon_root(p)
+        other = u.anon_root(b) if isinstance(b, AnySize) else None
+        if other == root or b == inits.get(p):
+            continue
+        if other in params and inits.get(params[other]) == inits.get(p):
+            copies[root] = other
+        else:
+            seeds.add(root)
+    variant = set(seeds)
+    while grown := {p for p, u_ in copies.items() if u_ in variant} - variant:
+        variant |= grown
+    return variant
+
+
+def _is_named(d: Dim) -> bool:
+    """A size the checker knows exactly: a constant or a rigid name (not an
+    existential)."""
+    return isinstance(d, SizeConst) or (
+        isinstance(d, SizeVar) and not d.name.startswith(("?", EXISTENTIAL_PREFIX)))
+
+
+def _resolved(d: Dim, u: Unifier) -> Dim:
+    """`d` with inference sizes that met only anonymous sizes resolved."""
+    d = u.dim(d)
+    if isinstance(d, SizeVar) and d.name in u.weak:
+        return u.weak[d.name]
+    return d
+
+
+def _key(d: Dim, u: Unifier) -> object:
+    """What identifies a size: anonymous sizes that met are one."""
+    return ("anon", u.anon_root(d)) if isinstance(d, AnySize) else d
+
+
+def _dim_pairs(t: Type, other: Type) -> Iterator[tuple[Dim, Dim]]:
+    """The sizes of `t` and `other` at the same places."""
+    match t, other:
+        case Array(e, shape, _), Array(oe, oshape, _) if len(shape) == len(oshape):
+            yield from zip(shape, oshape)
+            yield from _dim_pairs(e, oe)
+        case Tuple(es), Tuple(os) if len(es) == len(os):
+            for x, y in zip(es, os):
+                yield from _dim_pairs(x, y)
+        case Record(fs), Record(ofs) if len(fs) == len(ofs):
+            for (_, x), (_, y) in zip(fs, ofs):
+                yield from _dim_pairs(x, y)
