@@ -22,7 +22,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from futgen.errors import CompileError, Loc
-from futgen.frontend.types import EXISTENTIAL_PREFIX, AnySize, Array, Dim, Record, SizeConst, SizeVar, Tuple, Type
+from futgen.frontend.types import (
+    EXISTENTIAL_PREFIX,
+    AnySize,
+    Array,
+    Dim,
+    Record,
+    SizeConst,
+    SizeVar,
+    Tuple,
+    Type,
+)
 from futgen.frontend.unify import Unifier
 
 
