@@ -8,18 +8,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from checks import reject
 
-from futgen.errors import CompileError, register_source
+from futgen.errors import register_source
 from futgen.frontend import check_source
 from futgen.frontend.aliases import base_id, flatten_alias, self_alias
 from futgen.frontend.types import I64, Array, SizeConst, Tuple
 from futgen.interp import Interpreter
-
-
-def reject(src: str) -> str:
-    with pytest.raises(CompileError) as e:
-        check_source(src, "t.fut")
-    return str(e.value)
 
 
 def run(src: str, *args: Any) -> Any:

@@ -1,8 +1,8 @@
 """Type checker: inferred types, and every kind of rejected program with its message."""
 
 import pytest
+from checks import reject
 
-from futgen.errors import CompileError
 from futgen.frontend import check_source
 from futgen.frontend import syntax as S
 from futgen.frontend.types import nonunique
@@ -15,12 +15,6 @@ def decl(src: str, name: str) -> S.ValDecl:
 
 def body_type(src: str, name: str = "main") -> str:
     return str(nonunique(decl(src, name).body.ty))
-
-
-def reject(src: str) -> str:
-    with pytest.raises(CompileError) as e:
-        check_source(src, "t.fut")
-    return str(e.value)
 
 
 @pytest.mark.parametrize(

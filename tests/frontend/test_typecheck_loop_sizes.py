@@ -3,21 +3,8 @@ size that changes is one size for every place it stands, so the body must
 return one size there, and the initial values must start with one size.
 Each rule has a rejected program and a close variant that is accepted."""
 
-import pytest
 
-from futgen.errors import CompileError
-from futgen.frontend import check_source
-
-
-def reject(src: str) -> str:
-    with pytest.raises(CompileError) as e:
-        check_source(src, "t.fut")
-    return str(e.value)
-
-
-def accept(src: str) -> None:
-    check_source(src, "t.fut")
-
+from checks import accept, reject
 
 BODY_MISMATCH = (
     "def main [n] (a: [n]i32) (b: [n]i32) =\n"

@@ -2,17 +2,11 @@
 and the valid programs it once rejected."""
 
 import pytest
+from checks import reject
 
-from futgen.errors import CompileError
 from futgen.frontend import check_source
 from futgen.frontend import syntax as S
 from futgen.frontend.types import nonunique
-
-
-def reject(src: str) -> str:
-    with pytest.raises(CompileError) as e:
-        check_source(src, "t.fut")
-    return str(e.value)
 
 
 def body_type(src: str, name: str) -> str:

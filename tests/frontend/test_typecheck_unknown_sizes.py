@@ -2,20 +2,8 @@
 unknown, a known size may not be demanded of it.  Each rule has a program
 rejected at the right place and a close variant that is accepted."""
 
-import pytest
 
-from futgen.errors import CompileError
-from futgen.frontend import check_source
-
-
-def reject(src: str) -> str:
-    with pytest.raises(CompileError) as e:
-        check_source(src, "t.fut")
-    return str(e.value)
-
-
-def accept(src: str) -> None:
-    check_source(src, "t.fut")
+from checks import accept, reject
 
 
 def test_loop_result_of_changing_size_is_unknown() -> None:
