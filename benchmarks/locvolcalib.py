@@ -11,6 +11,9 @@ is copied here).  Versions, by setting every threshold of the package:
 * `intra`: the outer versions never (2000000000), the intra-block ones
   always (0): a block per strike where that fits, else the flat version's
   parts, a block per (strike, row) for the tridiagonal solves;
+  `intra32`, `intra64`, `intra128`: the same with the intra-block kernels'
+  blocks at most 32, 64 or 128 threads (`intra_tblock_size`), each thread
+  a run of a row;
 * `flat`: neither: everything flattened, the solves as scans over all rows;
 * `default`: the untuned thresholds (32768);
 * `tuned` (with `--tune`): what `futgen autotune` found on the three
@@ -127,8 +130,16 @@ def main() -> None:
     names = list(lib.TUNING_PARAMS)
     outer = [n for n in names if "suff_outer_par" in n]
     intra = [n for n in names if "suff_intra_par" in n]
+    caps = [n for n in names if "intra_tblock_size" in n]
     versions = {"default": {}, "outer": dict.fromkeys(outer, 0),
                 "intra": {**dict.fromkeys(outer, BIG), **dict.fromkeys(intra, 0)},
+                # the same with blocks of at most 64 or 128 threads: runs of 4 or 2
+                "intra64": {**dict.fromkeys(outer, BIG), **dict.fromkeys(intra, 0),
+                            **dict.fromkeys(caps, 64)},
+                "intra128": {**dict.fromkeys(outer, BIG), **dict.fromkeys(intra, 0),
+                             **dict.fromkeys(caps, 128)},
+                "intra32": {**dict.fromkeys(outer, BIG), **dict.fromkeys(intra, 0),
+                            **dict.fromkeys(caps, 32)},
                 "flat": dict.fromkeys(outer + intra, BIG),
                 "tuned": tuning.get("values", {})}
     versions = {v: versions[v] for v in args.versions.split(",")}

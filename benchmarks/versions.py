@@ -130,7 +130,8 @@ def row_sums(lib, sync, rng, rows: list[dict]) -> None:
 def mapscan(lib, sync, rng, rows: list[dict]) -> None:
     """The papers' mapscan1 over 2^22 i32 as 2^k rows of 2^(22-k), k = 4..20:
     a thread per row running the 16 rounds of map and scan sequentially
-    (`outer`), a block per row sharing them in shared memory (`intra`), or
+    (`outer`), a block per row sharing them in shared memory (`intra`; with
+    blocks of at most 256 or 128 threads, `intra256`, `intra128`), or
     the map moved into the loop, each round one segmented scan over all
     rows (`flat`), beside torch running the rounds as whole-matrix adds and
     cumsums.  Sums
@@ -141,7 +142,11 @@ def mapscan(lib, sync, rng, rows: list[dict]) -> None:
 
     outer = next(k for k in lib.TUNING_PARAMS if k.startswith("mapscan1.suff_outer_par"))
     intra = next(k for k in lib.TUNING_PARAMS if k.startswith("mapscan1.suff_intra_par"))
+    caps = [k for k in lib.TUNING_PARAMS if k.startswith("mapscan1.intra_tblock_size")]
     versions = {"default": {}, "outer": {outer: 0}, "intra": {outer: BIG, intra: 0},
+                # the intra version with blocks of at most 256 or 128 threads
+                "intra256": {outer: BIG, intra: 0, **dict.fromkeys(caps, 256)},
+                "intra128": {outer: BIG, intra: 0, **dict.fromkeys(caps, 128)},
                 "flat": {outer: BIG, intra: BIG}}
     total = 1 << 22
     for k in range(4, 21, 2):

@@ -285,6 +285,12 @@ class CudaBackend:
         """The device's multiprocessors (split kernels fill them)."""
         return self._sm_count
 
+    @property
+    def resident_threads(self) -> int:
+        """The threads the device holds at once (intra-block kernels give
+        each thread a run of elements where there are many more)."""
+        return self._sm_count * self._threads_per_sm
+
     def max_grid(self, block: int) -> int:
         """The most blocks a launch gets: 8 full waves of the device."""
         return max(1, self._sm_count * max(1, self._threads_per_sm // block) * 8)

@@ -15,6 +15,7 @@ from futgen.tune.forest import version_runs
 
 pytestmark = pytest.mark.gpu
 PRODUCTS = Path(__file__).resolve().parents[1] / "programs" / "tune" / "products.fut"
+VERSIONS = Path(__file__).resolve().parents[1] / "programs" / "versions"
 
 
 def test_time_calls_and_the_guards_of_every_version() -> None:
@@ -74,3 +75,31 @@ def test_block_sizes_are_read_and_every_valid_size_gives_the_same_results() -> N
         (c,), _ = pkg.time_calls("main", [a, b], 1)
         np.testing.assert_allclose(c, a @ b, rtol=1e-4)
         assert pkg.last_block_sizes() == sizes
+
+
+def test_intra_block_kernels_give_the_same_results_with_their_blocks_capped() -> None:
+    """Below an intra-block kernel's widest operation (`intra_tblock_size`
+    32 or 64 for rows of 300 to 3000), each thread scans a run of a row."""
+    pkg = compile_package(str(VERSIONS / "intra.fut"), "cuda", find_tuning=False)
+    params = pkg.module.TUNING_PARAMS
+    intra = {k: 0 for k in params if ".suff_intra_par" in k}
+    intra.update({k: 2_000_000_000 for k in params if ".suff_outer_par" in k})
+    caps = [k for k in params if ".intra_tblock_size" in k]
+    rng = np.random.default_rng(4)
+    xss = rng.integers(-3, 4, (7, 3000)).astype(np.int32)
+    xsss = rng.integers(-3, 4, (3, 5, 300)).astype(np.int32)
+    as_, bs = rng.random((5, 300)), rng.random((5, 300))
+    calls = [("mapscan1", [xss]), ("nested_rows", [xsss]), ("recurrences", [as_, bs])]
+    wanted = []
+    for cap in (1024, 64, 32):
+        pkg.set_tuning({**intra, **dict.fromkeys(caps, cap)})
+        got = [pkg.time_calls(entry, args, 1)[0] for entry, args in calls]
+        assert {name for name, _, taken in pkg.last_guards() if taken} >= {
+            k for k in intra if k.startswith("recurrences.suff_intra")}
+        assert any(k.startswith("recurrences.intra_tblock_size") for k in pkg.last_block_sizes())
+        if not wanted:
+            wanted = got
+            continue
+        for want, have in zip(wanted, got):
+            for w, h in zip(want, have):
+                np.testing.assert_allclose(h, w, rtol=1e-12)

@@ -101,11 +101,11 @@ class SegCompile:
         self.thresholds.append(Threshold(key, default, doc, par, under, requires))
         return key
 
-    def block_size(self, base: str, doc: str) -> str:
-        """A new tunable block size (`BlockSize`, default BLOCK); its host
-        variable's name, for a launch's `block`."""
+    def block_size(self, base: str, doc: str, default: int = BLOCK) -> str:
+        """A new tunable block size (`BlockSize`); its host variable's name,
+        for a launch's `block`."""
         key = self.fresh(base)
-        self.block_sizes.append(BlockSize(key, BLOCK, doc))
+        self.block_sizes.append(BlockSize(key, default, doc))
         return key
 
     def add_kernel(self, name: str, source: str, low: KernelLowering, threads: str,
