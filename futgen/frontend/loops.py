@@ -81,6 +81,17 @@ def check_loop_classes(
             )
 
 
+def changed_sizes(param: Type, body: Type, result: Type, inits: dict[Dim, Dim],
+                  u: Unifier) -> list[Dim]:
+    """The sizes of a loop's `result` where the body changes the parameter's
+    size: Futhark's existential sizes of the loop, known once it ends.
+    Arguments as for `check_loop_classes`."""
+    pairs = [(p, _resolved(b, u)) for p, b in _dim_pairs(param, body) if isinstance(p, AnySize)]
+    variant = _variant(pairs, inits, u)
+    return [r for p, r in _dim_pairs(param, result)
+            if isinstance(p, AnySize) and u.anon_root(p) in variant]
+
+
 def _distinct(d: Dim, params: set[int], u: Unifier) -> bool:
     """Whether `d` is a size that Futhark too knows to differ from every
     other one: a loop parameter's, a built-in's existential result, a

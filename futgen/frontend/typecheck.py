@@ -45,7 +45,8 @@ from futgen.frontend.aliases import (
 )
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
-from futgen.frontend.loops import check_loop_classes
+from futgen.frontend.causality import check_causality
+from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.types import (
     BOOL,
@@ -481,7 +482,10 @@ class Checker:
 
         t = _map_dims(self.instantiate(s, e), refresh)
         if self.lookup_var(getattr(e, "name", "")) is None:  # a built-in's existential result
-            self.u.call_results |= _anonymous_ids(_final_result(t))
+            ids = _anonymous_ids(_final_result(t))
+            self.u.call_results |= ids
+            for i in ids:
+                self.u.note_computed(AnySize(i), e.loc, f'"{getattr(e, "full_name", "")}"')
         return t
 
     def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
@@ -531,11 +535,11 @@ class Checker:
         """The type of a built-in binary operator used as a function."""
         if op in BOOL_OPS:
             return Arrow(None, BOOL, Arrow(None, BOOL, BOOL))
-        if op == "++":
+        if op == "++":  # [n]a -> [m]a -> [n + m]a in Futhark: two sizes
             a = self.u.fresh_type()
-            arr = Array(a, (self.u.anonymous_size(),))
+            left, right = (Array(a, (self.u.anonymous_size(),)) for _ in range(2))
             return Arrow(
-                None, arr, Arrow(None, arr, Array(a, (self.u.anonymous_size(),), True))
+                None, left, Arrow(None, right, Array(a, (self.u.anonymous_size(),), True))
             )
         if op in ("|>", "<|"):
             a, b = self.u.fresh_type(), self.u.fresh_type()
@@ -633,7 +637,9 @@ class Checker:
         if not isinstance(t, Scalar):
             return self.u.anonymous_size()  # not yet known to be i64 or not
         if t != I64 or not (known or computed):
-            return self.u.existential_size(f"is unknown length of range at {e.loc}.")
+            d = self.u.existential_size(f"is unknown length of range at {e.loc}.")
+            self.u.note_computed(d, e.loc, "the range")
+            return d
         return (self.size_of_expr(e.end) if known else None) or self.u.anonymous_size()
 
     def _check_Project(self, e: S.Project, _exp) -> tuple[Type, Alias]:
@@ -1168,6 +1174,8 @@ class Checker:
         result = pt if ascribed else _invariant_sizes(
             param_t, self.zonk(bt), inits,
             LoopSizes(self.u, f"is unknown size of the value returned by the loop at {e.loc}."))
+        for d in changed_sizes(param_t, self.zonk(bt), self.zonk(result), inits, self.u):
+            self.u.note_computed(d, e.loc, "the loop")
         self.unify(
             pt,
             bt,
@@ -1465,6 +1473,7 @@ class Checker:
     def check_value_decl(self, d: S.ValDecl) -> None:
         self._visited = []
         self._size_uses = {}
+        self.u.computed.clear()  # an earlier declaration's are known in this one
         self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
@@ -1501,6 +1510,7 @@ class Checker:
             self._check_entry(d, scheme)
         local_functions = [n.fun_ty for n in self._visited if isinstance(n, S.LetFun)]
         check_ambiguous(self._size_uses, self.u, [scheme.type, *local_functions])
+        check_causality(d.body, d.params, self.u)
         self._check_size_polymorphic_value(d, scheme.type)
         implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:

@@ -84,6 +84,9 @@ class Unifier:
         # Anonymous sizes of built-ins' existential results (`filter`): new at
         # each call, so equal to no other size (in Futhark too).
         self.call_results: set[int] = set()
+        # Sizes known only once an expression is evaluated, with where and by
+        # what they are computed ('"filter"'), for the causality check.
+        self.computed: dict[Dim, tuple[Loc, str]] = {}
         self.constraints: dict[str, Constraint] = {}
         # Why each existential size is unknown ("is unknown length of range
         # at t.fut:3:5"), for the messages of size mismatches.
@@ -116,6 +119,11 @@ class Unifier:
         if origin is not None:
             self.origins[d.name] = origin
         return d
+
+    def note_computed(self, d: Dim, loc: Loc, producer: str) -> None:
+        """Note that size `d` is computed by `producer` at `loc` (Futhark's
+        unknown size), so no value evaluated earlier may need it."""
+        self.computed.setdefault(d, (loc, producer))
 
     def explain(self, *dims: Dim) -> str:
         """What the existential sizes among `dims` are, one sentence each."""
