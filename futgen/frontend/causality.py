@@ -46,16 +46,20 @@ from futgen.frontend.unify import Unifier
 Known = frozenset  # of the keys of computed sizes (`_Walk.key`)
 
 
-def check_causality(body: S.Expr, params: list[S.Pat], u: Unifier) -> None:
+def check_causality(body: S.Expr, params: list[S.Pat], u: Unifier,
+                    concat_sections: set[int] = frozenset()) -> None:
     """Raise a CompileError for the first value in `body` (of a declaration
-    with parameters `params`) that needs a size computed after it."""
-    walk = _Walk(u)
+    with parameters `params`) that needs a size computed after it.
+    `concat_sections`: the `id`s of the sections of the built-in `++` (not
+    a `++` the program defines)."""
+    walk = _Walk(u, concat_sections)
     walk.visit(body, Known(walk.sizes_of_patterns(params)))
 
 
 class _Walk:
-    def __init__(self, u: Unifier) -> None:
+    def __init__(self, u: Unifier, concat_sections: set[int]) -> None:
         self.u = u
+        self.concat_sections = concat_sections
         # Computed sizes by key (anonymous sizes that met are one).
         self.computed: dict[object, tuple[Loc, str]] = {}
         for d, where in u.computed.items():
@@ -110,9 +114,9 @@ class _Walk:
                     self.require(p.ty, known, "a lambda's parameter", p.loc)
                 self.visit(body, known | self.sizes_of_patterns(params))
                 return set()  # sizes computed in the body stay there
-            case S.LeftSection(op, arg) | S.RightSection(op, arg):
+            case S.LeftSection(_, arg) | S.RightSection(_, arg):
                 self.require(e.ty, known, "an operator section", e.loc)
-                if op == "++":  # its result's size is a sum of the operand's
+                if id(e) in self.concat_sections:  # its size is a sum of the operand's
                     self.require(arg.ty, known, 'a section of "++"', e.loc)
                 return self.visit(arg, known)
             case S.ProjectSection():

@@ -145,6 +145,8 @@ class Checker:
         self._builtin_cache: dict[str, Scheme] = {}
         # The inference sizes made for named sizes in this declaration.
         self._size_uses: dict[str, SizeUse] = {}
+        # The `id`s of this declaration's sections of the built-in `++`.
+        self._concat_sections: set[int] = set()
 
     # ================================================================ scopes
 
@@ -951,6 +953,8 @@ class Checker:
         self, e: S.Expr, op: str, arg: S.Expr, left: bool
     ) -> tuple[Type, Alias]:
         opt, op_al = self._check_OpSection(S.OpSection(op, loc=e.loc), None)
+        if op == "++" and self.lookup_var(op) is None:
+            self._concat_sections.add(id(e))
         opt = self.u.shallow(opt)
         if not isinstance(opt, Arrow) or not isinstance(self.u.shallow(opt.ret), Arrow):
             raise self.err(f'Operator "{op}" is not binary.', e.loc)
@@ -1474,6 +1478,7 @@ class Checker:
         self._visited = []
         self._size_uses = {}
         self.u.computed.clear()  # an earlier declaration's are known in this one
+        self._concat_sections = set()
         self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
@@ -1510,7 +1515,7 @@ class Checker:
             self._check_entry(d, scheme)
         local_functions = [n.fun_ty for n in self._visited if isinstance(n, S.LetFun)]
         check_ambiguous(self._size_uses, self.u, [scheme.type, *local_functions])
-        check_causality(d.body, d.params, self.u)
+        check_causality(d.body, d.params, self.u, self._concat_sections)
         self._check_size_polymorphic_value(d, scheme.type)
         implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:

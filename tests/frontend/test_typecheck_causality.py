@@ -4,21 +4,7 @@ evaluated before it.  Each rule has a rejected program, with the location
 of the value and of the computation, and a close variant that is accepted
 (the computation bound with `let` first, or evaluated first)."""
 
-import pytest
-
-from futgen.errors import CompileError
-from futgen.frontend import check_source
-
-
-def reject(src: str) -> str:
-    with pytest.raises(CompileError) as e:
-        check_source(src, "t.fut")
-    return str(e.value)
-
-
-def accept(src: str) -> None:
-    check_source(src, "t.fut")
-
+from checks import accept, reject
 
 EMPTY_ROWS = "let a = [] : [][]i32\n"
 FILTERED = "let b = [filter (> 0) xs]\n"
@@ -73,6 +59,11 @@ def test_a_section_of_concatenation_needs_its_operand_size() -> None:
     msg = reject("def main (xs: []i32) (mat: [][]i32) = map (filter (> 0) xs ++) mat\n")
     assert "t.fut:1:43" in msg
     assert 'a section of "++"' in msg
+
+
+def test_a_section_of_a_concatenation_the_program_defines_is_any_section() -> None:
+    accept("def (++) (a: []i32) (b: []i32) : i64 = length a + length b\n"
+           "def main (xs: []i32) (mat: [][]i32) = map (filter (> 0) xs ++) mat\n")
 
 
 def test_a_section_of_concatenation_may_use_a_bound_array() -> None:
