@@ -2010,9 +2010,10 @@ def _signed_int_literal(e: S.Expr) -> int | None:
 
 
 def _nameable(d: Dim | None) -> bool:
-    """Whether `d` is a size a program can write: a constant, a name in
-    scope that is no inference size or existential, or an expression of
-    them (the checker names only such sizes in slice sizes)."""
+    """Whether `d` is a size a program can write: a constant, a name that
+    is no inference size or existential, or an expression of them.  Slice
+    sizes are built only from such sizes; whether their names are still in
+    scope where a size is compared is the unifier's question (`_known`)."""
     match d:
         case SizeConst():
             return True
