@@ -669,21 +669,55 @@ class Checker:
                 f"Cannot index {len(e.indices)} dimensions of an array of type {self.zonk(t)}.",
                 e.loc,
             )
-        res = self._sliced_type(t, e.indices)
+        res = self._sliced_type(t, e.indices, exact=e.loc)
         return res, (NO_ALIAS if self.is_prim(res) else flatten_alias(al))
 
-    def _sliced_type(self, t: Array, indices: list[S.DimIndex]) -> Type:
-        """Check the indices of `t[indices]` and return its type: sliced sizes are anonymous."""
+    def _sliced_type(self, t: Array, indices: list[S.DimIndex], exact: Loc | None = None) -> Type:
+        """Check the indices of `t[indices]` and return its type.  A slice in
+        an index expression (at `exact`) has Futhark's size where the checker
+        can name it (`_slice_size`); other sliced sizes are anonymous, as
+        are all of an in-place update's, which Futhark leaves flexible."""
         shape: list[Dim] = []
-        for idx in indices:
+        for idx, d in zip(indices, t.shape):
             if isinstance(idx, S.IdxFix):
                 self._check_index_value(idx.index)
             else:
                 for part in (idx.start, idx.end, idx.stride):
                     if part is not None:  # Futhark: slice bounds are i64
                         self.check(part, I64, "A slice bound must have type i64")
-                shape.append(self.u.anonymous_size())
+                size = self._slice_size(self.u.dim(d), idx, exact) if exact else None
+                shape.append(size or self.u.anonymous_size())
         return array_of(t.elem, tuple(shape) + t.shape[len(indices) :])
+
+    def _slice_size(self, d: Dim, idx: S.IdxSlice, loc: Loc) -> Dim | None:
+        """The size of slice `idx` of a dimension of size `d` by Futhark's
+        rules, or None where it is unknown or the checker cannot name it.
+        With stride 1, `i:j` has size `j - i`, a left-out `i` being 0 and a
+        left-out `j` being `d` (so `:` keeps `d`, `:j` is `j`); with stride
+        -1, `::-1` keeps `d` and `i:j:-1` has size `i - j`; every other
+        slice has a size known only at run time."""
+        stride = 1 if idx.stride is None else _signed_int_literal(idx.stride)
+        if stride == 1:
+            end = self.size_of_expr(idx.end) if idx.end is not None else d
+            if idx.start is None or _int_literal(idx.start) == 0:
+                return end
+            return self._size_minus(end, self.size_of_expr(idx.start), loc)
+        if stride == -1 and idx.start is None and idx.end is None:
+            return d
+        if stride == -1 and idx.start is not None and idx.end is not None:
+            return self._size_minus(self.size_of_expr(idx.start), self.size_of_expr(idx.end), loc)
+        return None
+
+    def _size_minus(self, left: Dim | None, right: Dim | None, loc: Loc) -> Dim | None:
+        """The size `left - right`, where both are sizes the program can
+        name: constants fold (a negative size is an error at run time), the
+        rest is a size expression, one size with any written the same."""
+        if not (_nameable(left) and _nameable(right)) or self.lookup_var("-") is not None:
+            return None  # an unknown size, or a `-` the program redefined
+        if isinstance(left, SizeConst) and isinstance(right, SizeConst):
+            return SizeConst(left.value - right.value) if left.value >= right.value else None
+        expr = S.BinOp("-", _size_expr(left, loc), _size_expr(right, loc), loc=loc, ty=I64)
+        return size_operation("-", left, right, expr)
 
     def _check_index_value(self, x: S.Expr) -> None:
         t, _ = self.check(x)
@@ -1965,6 +1999,45 @@ def _not_applicable(fn: S.Expr, fname: str, i: int, given: int, t: Type) -> str:
 def _int_literal(e: S.Expr) -> int | None:
     """The value of an integer literal, else None."""
     return int(e.value) if isinstance(e, S.Literal) and e.kind == "int" else None
+
+
+def _signed_int_literal(e: S.Expr) -> int | None:
+    """The value of an integer literal, possibly negated (`-1`), else None."""
+    if isinstance(e, S.UnOp) and e.op == "-":
+        v = _int_literal(e.expr)
+        return None if v is None else -v
+    return _int_literal(e)
+
+
+def _nameable(d: Dim | None) -> bool:
+    """Whether `d` is a size a program can write: a constant, a name that
+    is no inference size or existential, or an expression of them.  Slice
+    sizes are built only from such sizes; whether their names are still in
+    scope where a size is compared is the unifier's question (`_known`)."""
+    match d:
+        case SizeConst():
+            return True
+        case SizeVar(name):
+            return not name.startswith(("?", EXISTENTIAL_PREFIX))
+        case SizeProd(factors):
+            return all(_nameable(f) for f in factors)
+        case SizeExpr():
+            return True
+    return False
+
+
+def _size_expr(d: Dim, loc: Loc) -> S.Expr:
+    """A typed i64 expression that computes size `d` (nameable), for the
+    expression of a size expression built from it."""
+    match d:
+        case SizeConst(v):
+            return S.Literal(v, "int", loc=loc, ty=I64)
+        case SizeVar(name):
+            return S.Var(name, loc=loc, ty=I64)
+        case SizeProd((left, right)):
+            return S.BinOp("*", _size_expr(left, loc), _size_expr(right, loc), loc=loc, ty=I64)
+    assert isinstance(d, SizeExpr)
+    return d.expr  # type: ignore[return-value]
 
 
 def _is_function_literal(e: S.Expr) -> bool:

@@ -87,7 +87,7 @@ def test_rejected(src: str, message: str) -> None:
         ),
         # Size parameters used only in size expressions.
         ("def step [k] (xs: [2 ** k]i32) : i32 = xs[0]", "step", "i32"),
-        ("def main (xs: []i32) a b = xs[a:b]", "main", "[]i32"),
+        ("def main (xs: []i32) a b = xs[a:b]", "main", "[b - a]i32"),
         # One new size per pair of differing branch sizes; `[]` loop parameters vary.
         (
             ("def main (b: bool) = let (xs, ys) = if b then ([1, 2], [3, 4]) else ([1], [2])\n"
