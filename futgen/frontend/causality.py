@@ -36,7 +36,6 @@ from futgen.frontend.types import (
     Dim,
     Record,
     SizeProd,
-    SizeVar,
     Tuple,
     Type,
     substitute,
@@ -68,9 +67,7 @@ class _Walk:
     # ------------------------------------------------------------ sizes
 
     def key(self, d: Dim) -> object:
-        d = self.u.dim(d)
-        if isinstance(d, SizeVar) and d.name in self.u.weak:  # met only anonymous sizes
-            d = self.u.weak[d.name]
+        d = self.u.resolved(d)
         return ("anon", self.u.anon_root(d)) if isinstance(d, AnySize) else d
 
     def sizes(self, t: Type | None) -> set[object]:

@@ -19,19 +19,15 @@ alone: Futhark would have made them that size, a rule not checked here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from futgen.errors import CompileError, Loc
 from futgen.frontend.types import (
-    EXISTENTIAL_PREFIX,
     AnySize,
-    Array,
     Dim,
-    Record,
     SizeConst,
     SizeVar,
-    Tuple,
     Type,
+    dim_pairs,
+    written_name,
 )
 from futgen.frontend.unify import Unifier
 
@@ -50,7 +46,7 @@ def check_loop_classes(
         u: the unifier, with the links between anonymous sizes.
         body_loc, init_loc: the body's and the initial value's locations.
     """
-    pairs = [(p, _resolved(b, u)) for p, b in _dim_pairs(param, body) if isinstance(p, AnySize)]
+    pairs = _parameter_pairs(param, body, u)
     variant = _variant(pairs, inits, u)
     named = {u.anon_root(AnySize(i)) for i in u.anon_named}
     params = {u.anon_root(p) for p, _ in pairs}
@@ -86,9 +82,9 @@ def changed_sizes(param: Type, body: Type, result: Type, inits: dict[Dim, Dim],
     """The sizes of a loop's `result` where the body changes the parameter's
     size: Futhark's existential sizes of the loop, known once it ends.
     Arguments as for `check_loop_classes`."""
-    pairs = [(p, _resolved(b, u)) for p, b in _dim_pairs(param, body) if isinstance(p, AnySize)]
+    pairs = _parameter_pairs(param, body, u)
     variant = _variant(pairs, inits, u)
-    return [r for p, r in _dim_pairs(param, result)
+    return [r for p, r in dim_pairs(param, result)
             if isinstance(p, AnySize) and u.anon_root(p) in variant]
 
 
@@ -124,35 +120,18 @@ def _variant(pairs: list[tuple[AnySize, Dim]], inits: dict[Dim, Dim], u: Unifier
     return variant
 
 
+def _parameter_pairs(param: Type, body: Type, u: Unifier) -> list[tuple[AnySize, Dim]]:
+    """Each anonymous size of the loop parameter with the size the body
+    returns in its place."""
+    return [(p, u.resolved(b)) for p, b in dim_pairs(param, body) if isinstance(p, AnySize)]
+
+
 def _is_named(d: Dim) -> bool:
     """A size the checker knows exactly: a constant or a rigid name (not an
     existential)."""
-    return isinstance(d, SizeConst) or (
-        isinstance(d, SizeVar) and not d.name.startswith(("?", EXISTENTIAL_PREFIX)))
-
-
-def _resolved(d: Dim, u: Unifier) -> Dim:
-    """`d` with inference sizes that met only anonymous sizes resolved."""
-    d = u.dim(d)
-    if isinstance(d, SizeVar) and d.name in u.weak:
-        return u.weak[d.name]
-    return d
+    return isinstance(d, SizeConst) or (isinstance(d, SizeVar) and written_name(d.name))
 
 
 def _key(d: Dim, u: Unifier) -> object:
     """What identifies a size: anonymous sizes that met are one."""
     return ("anon", u.anon_root(d)) if isinstance(d, AnySize) else d
-
-
-def _dim_pairs(t: Type, other: Type) -> Iterator[tuple[Dim, Dim]]:
-    """The sizes of `t` and `other` at the same places."""
-    match t, other:
-        case Array(e, shape, _), Array(oe, oshape, _) if len(shape) == len(oshape):
-            yield from zip(shape, oshape)
-            yield from _dim_pairs(e, oe)
-        case Tuple(es), Tuple(os) if len(es) == len(os):
-            for x, y in zip(es, os):
-                yield from _dim_pairs(x, y)
-        case Record(fs), Record(ofs) if len(fs) == len(ofs):
-            for (_, x), (_, y) in zip(fs, ofs):
-                yield from _dim_pairs(x, y)

@@ -70,10 +70,12 @@ from futgen.frontend.types import (
     Type,
     TypeVar,
     array_of,
+    dim_pairs,
     is_tuple_record,
     row_type,
     size_names,
     size_operation,
+    written_name,
 )
 from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
@@ -1427,8 +1429,7 @@ class Checker:
                 case SizeConst():
                     return True
                 case SizeVar(name):
-                    return (not name.startswith(("?", EXISTENTIAL_PREFIX))
-                            and self.lookup_var(name) is not None)
+                    return written_name(name) and self.lookup_var(name) is not None
                 case SizeProd(factors):
                     return all(nameable(f) for f in factors)
                 case SizeExpr():
@@ -1440,8 +1441,7 @@ class Checker:
         shared: dict[Dim, AnySize] = {}
 
         def hidden(d: Dim) -> Dim:
-            if isinstance(d, SizeVar) and d.name in self.u.weak:
-                d = self.u.weak[d.name]
+            d = self.u.resolved(d)
             if isinstance(d, AnySize):
                 return d
             return shared.setdefault(d, self.u.anonymous_size())
@@ -1788,15 +1788,7 @@ def _loop_sizes(t: Type, u: Unifier) -> Type:
 
 def _size_pairs(t: Type, other: Type) -> dict[Dim, Dim]:
     """The sizes of `other` at the places of the anonymous sizes of `t`."""
-    match t, other:
-        case Array(e, shape, _), Array(oe, oshape, _) if len(shape) == len(oshape):
-            out = {d: o for d, o in zip(shape, oshape) if isinstance(d, AnySize)}
-            return out | _size_pairs(e, oe)
-        case Tuple(es), Tuple(os) if len(es) == len(os):
-            return {k: v for x, y in zip(es, os) for k, v in _size_pairs(x, y).items()}
-        case Record(fs), Record(ofs) if len(fs) == len(ofs):
-            return {k: v for (_, x), (_, y) in zip(fs, ofs) for k, v in _size_pairs(x, y).items()}
-    return {}
+    return {d: o for d, o in dim_pairs(t, other) if isinstance(d, AnySize)}
 
 
 @dataclass
@@ -1830,9 +1822,7 @@ def _invariant_sizes(param: Type, body: Type, inits: dict[Dim, Dim], ls: LoopSiz
 
 def _loop_size(p: Dim, b: Dim, inits: dict[Dim, Dim], ls: LoopSizes) -> Dim:
     u = ls.u
-    b = u.dim(b)
-    if isinstance(b, SizeVar) and b.name in u.weak:  # a size that met only anonymous ones
-        b = u.weak[b.name]
+    b = u.resolved(b)
     if p in inits and inits[p] == inits.get(b, b):
         return u.dim(inits[p])
     if p in inits and _is_named(u.dim(inits[p])) and _is_named(b):
@@ -2018,7 +2008,7 @@ def _nameable(d: Dim | None) -> bool:
         case SizeConst():
             return True
         case SizeVar(name):
-            return not name.startswith(("?", EXISTENTIAL_PREFIX))
+            return written_name(name)
         case SizeProd(factors):
             return all(_nameable(f) for f in factors)
         case SizeExpr():

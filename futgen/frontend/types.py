@@ -15,6 +15,7 @@ Types are immutable and hashable.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,6 +153,12 @@ def size_names(d: SizeExpr) -> set[str]:
 # Names of existential sizes (a SizeVar no program can name); the checked
 # types later stages see have them as anonymous sizes.
 EXISTENTIAL_PREFIX = "ext#"
+
+
+def written_name(name: str) -> bool:
+    """Whether size name `name` is one a program can write: neither an
+    inference size (`?...`) nor an existential."""
+    return not name.startswith(("?", EXISTENTIAL_PREFIX))
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +318,21 @@ def implicit_size_params(t: Type | None) -> tuple[str, ...]:
     type `t` that its text does not name (`def main A = ...` with `A:
     [?n1][?n2]i32`): inference names, which start with '?'."""
     return tuple(sorted(n for n in size_var_names(t) if n.startswith("?"))) if t else ()
+
+
+def dim_pairs(t: Type, other: Type) -> Iterator[tuple[Dim, Dim]]:
+    """The sizes of `t` and `other` at the same places (where the two have
+    the same structure), outer dimensions first."""
+    match t, other:
+        case Array(e, shape, _), Array(oe, oshape, _) if len(shape) == len(oshape):
+            yield from zip(shape, oshape)
+            yield from dim_pairs(e, oe)
+        case Tuple(es), Tuple(os) if len(es) == len(os):
+            for x, y in zip(es, os):
+                yield from dim_pairs(x, y)
+        case Record(fs), Record(ofs) if len(fs) == len(ofs):
+            for (_, x), (_, y) in zip(fs, ofs):
+                yield from dim_pairs(x, y)
 
 
 def substitute(t: Type, tsub: dict[str, Type], ssub: dict[str, Dim]) -> Type:

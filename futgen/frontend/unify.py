@@ -43,6 +43,7 @@ from futgen.frontend.types import (
     nonunique,
     size_names,
     substitute,
+    written_name,
 )
 
 
@@ -138,6 +139,14 @@ class Unifier:
             d = self.sizes[d.name]
         if isinstance(d, SizeProd):
             return SizeProd(tuple(self.dim(f) for f in d.factors))
+        return d
+
+    def resolved(self, d: Dim) -> Dim:
+        """`d` resolved, an inference size that met only anonymous sizes
+        (`weak`) being the anonymous size it met."""
+        d = self.dim(d)
+        if isinstance(d, SizeVar) and d.name in self.weak:
+            return self.weak[d.name]
         return d
 
     def shallow(self, t: Type) -> Type:
@@ -295,7 +304,7 @@ class Unifier:
             case SizeConst():
                 return True
             case SizeVar(name):  # not an existential: `++`'s is a sum in Futhark
-                return not name.startswith(("?", EXISTENTIAL_PREFIX)) and self._visible(name)
+                return written_name(name) and self._visible(name)
             case SizeExpr():
                 return all(self._visible(n) for n in size_names(d))
         return False
