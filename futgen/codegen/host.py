@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from futgen.codegen import numpy_kernels as nk
-from futgen.codegen.plan import DTYPES, KernelPlan
+from futgen.codegen.plan import DTYPES, KernelPlan, branch_conditions
 from futgen.codegen.pysrc import (
     Emitter,
     emit_loop,
@@ -99,7 +99,10 @@ class HostCompiler:
         # Arrays a loop being compiled reads elements of -> the variable
         # holding their host mirror (`loop`).
         self.mirrors: dict[ir.VName, str] = {}
-        self.consumed: set[ir.VName] = set()  # what the function may consume
+        # What the function being compiled may consume: found when a loop
+        # first needs it (`_consumed`).
+        self.function_ir: ir.Function | None = None
+        self.consumed: set[ir.VName] | None = None
 
     def compile(self) -> HostCode:
         methods = [self.function(f) for f in self.prog.functions]
@@ -120,7 +123,8 @@ class HostCompiler:
         self.function_name = f.name
         self.numpy_math[f.name] = False
         self.calls[f.name] = set()
-        self.consumed = consumed_on_host(f)
+        self.function_ir = f
+        self.consumed = None
         with em.block(f"def {self.names[f.name]}({params}):"):
             em.line(f'"""The core function {f.name}."""')
             results = self.inline_body(em, f.body)
@@ -259,12 +263,15 @@ class HostCompiler:
     def loop(self, em: Emitter, stm: ir.Stm, e: ir.Loop) -> None:
         """A Python loop.  Each array from outside the loop whose elements
         the loop reads one at a time (a time step's parameters, say), and
-        that nothing in the function consumes, is mirrored on the host first (`b.mirror`: a copy if small, else the
-        array): on CUDA, each such read would otherwise wait for the device
-        to finish every launch before it, so that the host could not queue
-        the next step's kernels while the device runs this step's."""
+        that nothing in the function consumes, is mirrored on the host
+        first (`b.mirror`: a copy if small, else the array): on CUDA, each
+        such read would otherwise wait for the device to finish every launch
+        before it, so that the host could not queue the next step's kernels
+        while the device runs this step's."""
         outer = dict(self.mirrors)
-        reads = _element_reads(e.body) & free_vars(e) - set(self.mirrors) - self.consumed
+        reads = _element_reads(e.body) & free_vars(e) - set(self.mirrors)
+        if reads:
+            reads -= self._consumed()
         for arr in sorted(reads, key=pyname):
             self.mirrors[arr] = em.fresh(f"mirror_{pyname(arr)}_")
             em.line(f"{self.mirrors[arr]} = b.mirror({pyname(arr)})")
@@ -272,6 +279,13 @@ class HostCompiler:
         self.mirrors = outer
         for p, name in zip(stm.pat, params):
             em.line(f"{pyname(p.name)} = {name}")
+
+    def _consumed(self) -> set[ir.VName]:
+        """What the function being compiled may consume, found once."""
+        if self.consumed is None:
+            assert self.function_ir is not None
+            self.consumed = consumed_on_host(self.function_ir)
+        return self.consumed
 
     # ------------------------------------------------------------ SOACs and SegOps
 
@@ -333,7 +347,7 @@ class HostCompiler:
                 under = gpu.path_entries((public[k], taken) for k, taken in t.under)
                 self.tuning_params[name] = ("threshold", t.default, self.path() + under, t.doc)
                 guard = f"self._tuning.guard({name!r}, int({t.par}))"
-                reached = [k if taken else f"not {k}" for k, taken in t.under]
+                reached = branch_conditions(t.under)
                 if t.requires is not None:
                     reached.append(f"({t.requires})")
                 em.line(f"{t.key} = {' and '.join([*reached, guard])}")

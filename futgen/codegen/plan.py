@@ -122,6 +122,12 @@ class Threshold:
     requires: str | None = None
 
 
+def branch_conditions(guards: tuple[tuple[str, bool], ...]) -> list[str]:
+    """The host conditions that the thresholds `guards` (key, branch) take
+    their branches, as a `Threshold.under` or a launch's path lists them."""
+    return [key if branch else f"not {key}" for key, branch in guards]
+
+
 @dataclass(frozen=True, slots=True)
 class BlockSize:
     """A tunable block size: the host binds `key` to the instance's setting

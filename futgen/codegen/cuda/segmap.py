@@ -54,7 +54,7 @@ from futgen.codegen.cuda.tiling import (
     compile_tiled,
     tileable,
 )
-from futgen.codegen.plan import CTYPES, KernelPlan
+from futgen.codegen.plan import CTYPES, KernelPlan, branch_conditions
 from futgen.core import ir
 from futgen.gpu.ir import SegMap, SegScatter, binds_arrays
 
@@ -157,7 +157,7 @@ def _split_kernels(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list,
 
 def _conjunction(guards: tuple[tuple[str, bool], ...]) -> str:
     """The host condition that each guard (key, branch) takes its branch."""
-    return " and ".join(key if branch else f"not {key}" for key, branch in guards)
+    return " and ".join(branch_conditions(guards))
 
 
 def compile_segscatter(sc: SegCompile, op: SegScatter) -> KernelPlan:

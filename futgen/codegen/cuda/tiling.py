@@ -277,7 +277,8 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     # accumulator take them too (twice the work between barriers: 50 -> 42
     # µs for 1024 x 1024 outputs, H200) and leave whole chunks unguarded
     # (`peel`: the step twice); 8 x 8 tiles and 8-byte values would spill.
-    small = max(regs) <= 4 and t.reg() == REG
+    one_word = t.reg() == REG  # one 4-byte accumulator
+    small = max(regs) <= 4 and one_word
     tk = SPLIT_TK if split or min(rows, cols) < 2 * BLOCK_SIDE or small else TK
     assert tk * rows % BLOCK == 0 and tk * cols % BLOCK == 0
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
@@ -299,7 +300,7 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
         "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE,
         reg_r=regs[0], reg_c=regs[1], run_r=min(regs[0], 4), run_c=min(regs[1], 4),
         peel=small,
-        min_blocks=MIN_BLOCKS[regs[0] * regs[1]] if t.reg() == REG else MIN_BLOCKS[REG * REG],
+        min_blocks=MIN_BLOCKS[regs[0] * regs[1] if one_word else REG * REG],
         tk=tk,
         rows=rows, cols=cols, n=dims[0], p=dims[1], m=m,
         split=split, splits="split_count", split_op=t.split_op, partials=partials,
