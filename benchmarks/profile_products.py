@@ -3,7 +3,8 @@ of one entry call, per version, from PyTorch's profiler (CUDA activity).
 
 (2^n x 2^m) @ (2^m x 2^n) with 2n + m = 28, device-resident f32, for the
 `n` given; versions as in `versions.py` (`outer`: tiled, split where tiles
-are few; `outer_unsplit`; `flat`).  Prints, per case, the wall time of a
+are few; `outer_unsplit`; `flat`; `torch`: `torch.matmul`, TF32 off, for
+its kernels beside ours).  Prints, per case, the wall time of a
 call and each kernel's mean time in µs.  With `--once`, runs each case once
 and prints nothing else: for wrapping in `ncu`.  `--split-tk` builds with
 another chunk length for split kernels (`tiling.SPLIT_TK`), to compare.
@@ -67,13 +68,22 @@ def main() -> None:
         a = gpuarray.to_gpu(rng.random((1 << n, 1 << m), dtype=np.float32))
         b = gpuarray.to_gpu(rng.random((1 << m, 1 << n), dtype=np.float32))
         for name in args.versions.split(","):
-            inst = lib.BenchKernels(backend="cuda", device_results=True, tuning=versions[name])
-            inst.matmul(a, b)
+            if name == "torch":
+                torch.backends.cuda.matmul.allow_tf32 = False
+                ta, tb = (torch.as_tensor(x.get(), device="cuda") for x in (a, b))
+
+                def call(ta=ta, tb=tb):
+                    return torch.matmul(ta, tb)
+            else:
+                inst = lib.BenchKernels(backend="cuda", device_results=True,
+                                        tuning=versions[name])
+
+                def call(i=inst, a=a, b=b):
+                    return i.matmul(a, b)
+            call()
             sync()
             if args.once:
                 continue
-            def call(i=inst, a=a, b=b):
-                return i.matmul(a, b)
 
             wall = gpu_time(call, sync) * 1e6
             times = kernel_times(call, sync)

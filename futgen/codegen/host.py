@@ -22,12 +22,13 @@ them depends on where the caller's values live.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from futgen.codegen import numpy_kernels as nk
-from futgen.codegen.plan import DTYPES, KernelPlan, branch_conditions
+from futgen.codegen.plan import DTYPES, KernelPlan, Launch, branch_conditions
 from futgen.codegen.pysrc import (
     Emitter,
     emit_loop,
@@ -393,29 +394,53 @@ class HostCompiler:
 
 
 def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
-    """The host side of a kernel plan: allocate, launch in order, bind results."""
-    for name, expr in plan.lets:
-        em.line(f"{name} = {expr}")
-    for t in (*plan.temps, *plan.outputs):
-        make = "zeros" if t.zeroed else "empty"
-        em.line(f"{t.name} = b.{make}({tuple_text([f'int({d})' for d in t.shape])}, "
-                f"{DTYPES[t.prim]!r})")
-    for launch in plan.launches:
-        sig = "".join("P" if a.kind == "array" else _CTYPE_CHARS[a.ctype] for a in launch.args)
-        args = "".join(f", {a.value}.gpudata" if a.kind == "array" else f", {a.value}"
-                       for a in launch.args)
-        shared = launch.shared_bytes if isinstance(launch.shared_bytes, int) \
-            else f"int({launch.shared_bytes})"
-        block = launch.block if isinstance(launch.block, int) else f"int({launch.block})"
-        call = (f"b.launch_sig({launch.kernel!r}, {sig!r}, int({launch.threads}), "
-                f"{block}, {shared}{args})")
-        if launch.when is None:
-            em.line(call)
-        else:
-            with em.block(f"if {launch.when}:"):
-                em.line(call)
+    """The host side of a kernel plan: allocate, launch in order, bind results.
+    Consecutive launches of one condition share one `if`, inside which the
+    lets and temps of that condition come first."""
+    _emit_setup(em, plan, None)
+    ready = {None}  # the conditions whose lets and temps are bound
+    k = 0
+    while k < len(plan.launches):
+        when = plan.launches[k].when
+        group = list(itertools.takewhile(lambda la: la.when == when, plan.launches[k:]))
+        k += len(group)
+        if when is None:
+            for launch in group:
+                em.line(_launch_call(launch))
+            continue
+        with em.block(f"if {when}:"):
+            if when not in ready:
+                _emit_setup(em, plan, when)
+                ready.add(when)
+            for launch in group:
+                em.line(_launch_call(launch))
     for name, (kind, temp) in zip(names, plan.results):
         em.line(f"{name} = {temp}" if kind == "array" else f"{name} = b.read_scalar({temp})")
+    assert {t.when for t in plan.temps} | {w for *_, w in plan.lets} <= ready, \
+        "a conditional temp or let without launches of its condition"
+
+
+def _emit_setup(em: Emitter, plan: KernelPlan, when: str | None) -> None:
+    """The lets and allocations of the launches of condition `when`."""
+    for name, expr, cond in plan.lets:
+        if cond == when:
+            em.line(f"{name} = {expr}")
+    for t in (*plan.temps, *plan.outputs):
+        if t.when == when:
+            make = "zeros" if t.zeroed else "empty"
+            em.line(f"{t.name} = b.{make}({tuple_text([f'int({d})' for d in t.shape])}, "
+                    f"{DTYPES[t.prim]!r})")
+
+
+def _launch_call(launch: Launch) -> str:
+    sig = "".join("P" if a.kind == "array" else _CTYPE_CHARS[a.ctype] for a in launch.args)
+    args = "".join(f", {a.value}.gpudata" if a.kind == "array" else f", {a.value}"
+                   for a in launch.args)
+    shared = launch.shared_bytes if isinstance(launch.shared_bytes, int) \
+        else f"int({launch.shared_bytes})"
+    block = launch.block if isinstance(launch.block, int) else f"int({launch.block})"
+    return (f"b.launch_sig({launch.kernel!r}, {sig!r}, int({launch.threads}), "
+            f"{block}, {shared}{args})")
 
 
 # The struct character (native alignment: the layout of kernel parameters)

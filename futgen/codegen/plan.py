@@ -82,6 +82,7 @@ class Temp:
     prim: str
     shape: tuple[str, ...]
     zeroed: bool = False  # counters of the one-pass strategies start at 0
+    when: str | None = None  # allocated only where launches of this `when` run
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +147,10 @@ class KernelPlan:
     """Everything the host does for one SegOp statement, in order.
 
     Bind `lets` (host variables the other parts' expressions read), allocate
-    `temps` and `outputs`, run `launches` in order; then the
+    `temps` and `outputs`, run `launches` in order; lets and temps with a
+    `when` belong to the launches of that condition, and are bound and
+    allocated only where those run (a call pays for the strategy it takes,
+    not for every strategy's temporaries); then the
     statement's pattern names are bound to `results`: for each, either an
     output array (`("array", temp_name)`) or a scalar read back from element
     0 of a temp (`("scalar", temp_name)`).
@@ -159,5 +163,6 @@ class KernelPlan:
     results: tuple[tuple[str, str], ...]
     errors: tuple[ErrorSite, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
-    lets: tuple[tuple[str, str], ...] = ()  # (host variable, Python expression), in order
+    # (host variable, Python expression, `when` as for temps), in order
+    lets: tuple[tuple[str, str, str | None], ...] = ()
     block_sizes: tuple[BlockSize, ...] = ()

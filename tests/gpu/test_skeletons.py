@@ -284,22 +284,7 @@ def test_matrix_products(products, products_interp, entry: str, shape: tuple[int
                          version: str) -> None:
     if entry == "max_plus_and_product" and np.prod(shape) > 600_000:
         pytest.skip("the interpreter folds tuples one at a time: too slow a reference")
-    params = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile")]
-    side = next(p for p in params if re.fullmatch(rf"{entry}\.segmap_tile_\d+", p))
-    tuning = {side: BIG if version == "plain" else 1}
-    for large in (p for p in params if "segmap_tile_large" in p):
-        tuning[large] = 1 if version == "large tiles" else BIG
-    splits = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_unsplit")]
-    split = version.startswith("split")
-    if split and not splits:
-        pytest.skip("not a sum: no split kernel")
-    tuning.update(dict.fromkeys(splits, BIG if split else 0))
-    for key in (p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile_square")):
-        tuning[key] = BIG if version == "short tiles" else 1  # 16 points along the short side
-    for side in (64, 32):  # the split kernel's tiles: 64 x 64, 32 x 32 or 16 x 16
-        for key in (p for p in products.TUNING_PARAMS
-                    if p.startswith(f"{entry}.segmap_split_{side}_")):
-            tuning[key] = 1 if version == ("split" if side == 64 else f"split {side}") else BIG
+    tuning = _product_tuning(products, entry, version)
     lib = products.Products(backend=BACKEND, tuning=tuning)
     n, m, p = shape
     rng = np.random.default_rng(n * 10007 + m * 101 + p)
@@ -316,6 +301,46 @@ def test_matrix_products(products, products_interp, entry: str, shape: tuple[int
 
 
 _PRODUCTS_WANTED: dict = {}
+
+
+def _product_tuning(products, entry: str, version: str) -> dict[str, int]:
+    """The thresholds that force `version` of the tiled products of `entry`."""
+    params = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile")]
+    side = next(p for p in params if re.fullmatch(rf"{entry}\.segmap_tile_\d+", p))
+    tuning = {side: BIG if version == "plain" else 1}
+    for large in (p for p in params if "segmap_tile_large" in p):
+        tuning[large] = 1 if version == "large tiles" else BIG
+    splits = [p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_unsplit")]
+    split = version.startswith("split")
+    if split and not splits:
+        pytest.skip("not a sum: no split kernel")
+    tuning.update(dict.fromkeys(splits, BIG if split else 0))
+    for key in (p for p in products.TUNING_PARAMS if p.startswith(f"{entry}.segmap_tile_square")):
+        tuning[key] = BIG if version == "short tiles" else 1  # 16 points along the short side
+    for side in (64, 32):  # the split kernel's tiles: 64 x 64, 32 x 32 or 16 x 16
+        for key in (p for p in products.TUNING_PARAMS
+                    if p.startswith(f"{entry}.segmap_split_{side}_")):
+            tuning[key] = 1 if version == ("split" if side == 64 else f"split {side}") else BIG
+    return tuning
+
+
+@pytest.mark.parametrize("version", ["large tiles", "small tiles", "short tiles", "split",
+                                     "split 32", "split 16", "plain"])
+def test_tiled_reads_out_of_bounds_fail(products, version: str) -> None:
+    """The tiled kernels bounds-check a tile's reads at its corners, then load
+    it unchecked: a loop that runs past the arrays fails with the index, and
+    the next call runs; one that stops short sums what it reads."""
+    lib = products.Products(backend=BACKEND, tuning=_product_tuning(products, "product_upto",
+                                                                    version))
+    rng = np.random.default_rng(5)
+    for n, m, p in [(70, 130, 40), (20, 33, 300), (3, 700, 5)]:
+        xss = rng.integers(-8, 8, (n, m)).astype(np.float32)
+        yss = rng.integers(-8, 8, (m, p)).astype(np.float32)
+        with pytest.raises(Exception, match=rf"Index \[(\d+, )?{m}(, \d+)?\] out of bounds"):
+            lib.product_upto(m + 1, xss, yss)
+        for q in (m, m // 2, 0):
+            np.testing.assert_array_equal(lib.product_upto(q, xss, yss),
+                                          xss[:, :q].astype(np.float64) @ yss[:q])
 
 
 def test_tiled_product_and_segmented_scan_above_two_gibibytes(lib, products) -> None:

@@ -53,7 +53,7 @@ class SegCompile:
     sources: list[str] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
     block_sizes: list[BlockSize] = field(default_factory=list)
-    lets: list[tuple[str, str]] = field(default_factory=list)
+    lets: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def lowering(self) -> KernelLowering:
         """A lowering for one of this SegOp's kernels.  Every strategy runs
@@ -78,17 +78,20 @@ class SegCompile:
         (self.outputs if output else self.temps).append(t)
         return t
 
-    def temp(self, base: str, prim: str, size: int | str, zeroed: bool = False) -> Temp:
-        """A temporary of `size` elements (a host expression, or a number)."""
-        t = Temp(self.fresh(base), prim, (str(size),), zeroed)
+    def temp(self, base: str, prim: str, size: int | str, zeroed: bool = False,
+             when: str | None = None) -> Temp:
+        """A temporary of `size` elements (a host expression, or a number),
+        allocated only where the launches of `when` run, if given."""
+        t = Temp(self.fresh(base), prim, (str(size),), zeroed, when)
         self.temps.append(t)
         return t
 
-    def let(self, base: str, expr: str) -> str:
+    def let(self, base: str, expr: str, when: str | None = None) -> str:
         """A new host variable bound to the Python expression `expr` before
-        the plan allocates or launches anything; its name."""
+        the plan allocates or launches anything (with `when`, before the
+        launches of that condition, only where they run); its name."""
         name = self.fresh(base)
-        self.lets.append((name, expr))
+        self.lets.append((name, expr, when))
         return name
 
     def threshold(self, base: str, default: int, doc: str, par: str,

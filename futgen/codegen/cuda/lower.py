@@ -14,6 +14,7 @@ become `Fail` statements whose codes and Futhark messages are recorded in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 from futgen.codegen.cuda import imp, scalar
 from futgen.codegen.cuda.imp import Bin, Cast, Expr, Fail, Lit, Stm
@@ -72,6 +73,9 @@ class KernelLowering:
         # An index so bounded by the very size of the dimension it indexes
         # needs no bounds check.
         self.ranges: dict[ir.VName, ir.SubExp] = {}
+        # Set while lowering reads whose indices a check elsewhere covered
+        # (`indices_checked`).
+        self.in_bounds = False
         self.local: set[ir.VName] = set()
         self.local_types: dict[ir.VName, ir.Type] = {}
         self.params: dict[str, tuple[imp.KParam, KArg]] = {}
@@ -368,6 +372,17 @@ class KernelLowering:
             checks.append(imp.If(neg, (self.fail("Negative exponent", None, ()),)))
         return checks, scalar.binop(op, prim, x, y)
 
+    @contextmanager
+    def indices_checked(self) -> Iterator[None]:
+        """Lowers array reads without bounds checks, for code whose indices a
+        check elsewhere has covered (a tiled kernel checks the corners of
+        each tile's index ranges once)."""
+        self.in_bounds = True
+        try:
+            yield
+        finally:
+            self.in_bounds = False
+
     def _index(self, arr: ir.VName, sl: tuple[ir.DimIndex, ...],
                loc: object | None) -> tuple[list[Stm], Expr]:
         if self.mem is not None and arr in self.mem.arrays:
@@ -403,7 +418,8 @@ class KernelLowering:
             stms.append(imp.Decl("int64_t", n, i))
             names.append(imp.Var(n))
         conds = [Bin("||", Bin("<", i, Lit("0")), Bin(">=", i, d))
-                 for k, (i, d) in enumerate(zip(names, dims)) if not self._in_range(sl[k], sizes, k)]
+                 for k, (i, d) in enumerate(zip(names, dims))
+                 if not (self.in_bounds or self._in_range(sl[k], sizes, k))]
         if conds:
             out = conds[0]
             for c in conds[1:]:

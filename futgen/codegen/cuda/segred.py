@@ -174,8 +174,9 @@ def _blocks_per_segment(sc: SegCompile, op: SegRed, red: list[str], results: lis
     chunks = sc.fresh("chunks")
     # Enough chunks per segment to fill one wave, never more than its tiles.
     chunks_host = f"min({tiles}, max(1, {wave} // max(1, {segments})))"
-    partials = [sc.temp("partial", t, f"({segments}) * ({chunks_host})") for t in red]
-    counters = sc.temp("done", "u32", f"max(1, {segments})", zeroed=True)
+    partials = [sc.temp("partial", t, f"({segments}) * ({chunks_host})", when=when)
+                for t in red]
+    counters = sc.temp("done", "u32", f"max(1, {segments})", zeroed=True, when=when)
     slots = operator_slots(sc, low, op, red, mapouts, depth=5, vectors=True)
     name = sc.fresh("segred_block")
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]

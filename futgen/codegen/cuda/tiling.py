@@ -216,10 +216,46 @@ def _read(s: ir.Stm, gtids: tuple[ir.VName, ...], aliases: dict[ir.VName, int], 
 
 
 def _load(sc: SegCompile, low: KernelLowering, rd: Read,
-          params: list[tuple[ir.Param, imp.Expr]], target: str) -> str:
-    """The read `rd` at the thread index and loop index bound by `params`, into `target`."""
+          params: list[tuple[ir.Param, imp.Expr]], target: str, checked: bool) -> str:
+    """The read `rd` at the thread index and loop index bound by `params`,
+    into `target`; bounds-checked if `checked`, else trusting the check of
+    its tile's corners (`_reads`)."""
     body = ir.Body((rd.stm,), (ir.Var(rd.stm.pat[0].name),))
-    return "\n".join(render.stms(low.region(params, body, [target], sc.fresh("load_failed")), 5))
+    if checked:
+        stms = low.region(params, body, [target], sc.fresh("load_failed"))
+    else:
+        with low.indices_checked():
+            stms = low.region(params, body, [target], sc.fresh("load_failed"))
+    return "\n".join(render.stms(stms, 5))
+
+
+def _reads(sc: SegCompile, low: KernelLowering, t: Tileable, loop: ir.Loop,
+           gparams: list[ir.Param]) -> dict[int, list[dict]]:
+    """The template's slots for the reads of each dimension (0: rows, 1:
+    columns).  A read's indices are the loop index, one thread index and
+    invariants, so those of a whole tile (its points, a chunk of the loop)
+    lie between the indices at its first and its last point and iteration:
+    the kernel bounds-checks the reads there (`check_first`, `check_last`,
+    into `probe<j>`) once per tile, and loads the tile unchecked."""
+    assert isinstance(loop.form, ir.ForLoop)
+    i = ir.Param(loop.form.i, ir.Prim(loop.form.prim))
+    tiles: dict[int, list[dict]] = {0: [], 1: []}
+    for rd in t.reads:
+        side = "row" if rd.dim == 0 else "col"
+        j = len(tiles[rd.dim])
+        params = [(gparams[rd.dim], imp.Var("g")),
+                  *((ir.Param(a, ir.Prim("i64")), imp.Var("g")) for a, d in t.aliases
+                    if d == rd.dim),
+                  (i, imp.Cast(CTYPES[loop.form.prim], imp.Var("i")))]
+        target, probe = f"{side}_next{j}[s]", f"{side}_probe{j}"
+        # Rendered once per use in the template, so each copy has its own label.
+        tiles[rd.dim].append({"ctype": CTYPES[rd.stm.pat[0].type.name],
+                              "k_contiguous": rd.k_contiguous,
+                              "check_first": _load(sc, low, rd, params, probe, True),
+                              "check_last": _load(sc, low, rd, params, probe, True),
+                              "load_first": _load(sc, low, rd, params, target, False),
+                              "load_next": _load(sc, low, rd, params, target, False)})
+    return tiles
 
 
 def combine_groups(splits: str, points: str) -> str:
@@ -245,20 +281,8 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     loop = t.loop.exp
     assert isinstance(loop, ir.Loop) and isinstance(loop.form, ir.ForLoop)
     g0, g1 = op.space.gtids
-    i = ir.Param(loop.form.i, ir.Prim(loop.form.prim))
     gparams = [ir.Param(g, ir.Prim("i64")) for g in (g0, g1)]
-    tiles: dict[int, list[dict]] = {0: [], 1: []}
-    for rd in t.reads:
-        target = f"{'row' if rd.dim == 0 else 'col'}_next{len(tiles[rd.dim])}[s]"
-        params = [(gparams[rd.dim], imp.Var("g")),
-                  *((ir.Param(a, ir.Prim("i64")), imp.Var("g")) for a, d in t.aliases
-                    if d == rd.dim),
-                  (i, imp.Cast(CTYPES[loop.form.prim], imp.Var("i")))]
-        # Rendered once per use in the template, so each copy has its own label.
-        tiles[rd.dim].append({"ctype": CTYPES[rd.stm.pat[0].type.name],
-                              "k_contiguous": rd.k_contiguous,
-                              "load_first": _load(sc, low, rd, params, target),
-                              "load_next": _load(sc, low, rd, params, target)})
+    tiles = _reads(sc, low, t, loop, gparams)
     names = {0: iter(range(len(tiles[0]))), 1: iter(range(len(tiles[1])))}
     bindings = [(p, imp.Lit(f"acc{k}[r][c]")) for k, (p, _) in enumerate(loop.merge)]
     bindings += [(rd.stm.pat[0], imp.Lit(f"{'row' if rd.dim == 0 else 'col'}_vals"
@@ -287,14 +311,14 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     tiles_host = f"(-(-({n}) // {rows}) * -(-({p}) // {cols}))"
     partials: list[str] = []
     if split:
-        splits = sc.let("split_count", split_count(tiles_host, sc.host_dim(loop.form.bound)))
-        groups = sc.let("combine_groups", combine_groups(splits, f"{n} * {p}"))
+        splits = sc.let("split_count", split_count(tiles_host, sc.host_dim(loop.form.bound)),
+                        when)
+        groups = sc.let("combine_groups", combine_groups(splits, f"{n} * {p}"), when)
         low.add_param("split_count", "int64_t", False, splits)
         low.add_param("combine_groups", "int32_t", False, groups)
-        # Allocated whatever runs, so sized only where the split kernel does.
-        size = f"({splits} * {n} * {p} if {when} else 0)"
         partials = [low.add_param(tmp.name, CTYPES[tmp.prim], True, tmp.name)
-                    for tmp in (sc.temp("partial", pa.type.name, size) for pa, _ in loop.merge)]
+                    for tmp in (sc.temp("partial", pa.type.name, f"{splits} * {n} * {p}",
+                                        when=when) for pa, _ in loop.merge)]
     name = sc.fresh("segmap_split" if split else "segmap_tiled")
     source = render_skeleton(
         "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE,

@@ -20,3 +20,8 @@ entry max_plus_and_product [n][m][p] (xss: [n][m]i64) (yss: [m][p]i64) : ([n][p]
                           (transpose yss))
               xss
   in (map (map (.0)) r, map (map (.1)) r)
+
+-- A sum whose trip count is an argument: past `m`, its reads are out of
+-- bounds, which the tiled kernels check once per tile, at its corners.
+entry product_upto [n][m][p] (q: i64) (xss: [n][m]f32) (yss: [m][p]f32) : [n][p]f32 =
+  map (\xs -> map (\j -> loop acc = 0 for k < q do acc + xs[k] * yss[k, j]) (iota p)) xss
