@@ -46,6 +46,7 @@ from futgen.frontend.aliases import (
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
+from futgen.frontend.lambda_sizes import check_lambda_sizes
 from futgen.frontend.lifted import (
     Instance,
     TypeParamInfo,
@@ -79,6 +80,7 @@ from futgen.frontend.types import (
     Type,
     TypeVar,
     array_of,
+    dim_names,
     dim_pairs,
     is_tuple_record,
     row_type,
@@ -292,7 +294,7 @@ class Checker:
                 hidden = set(names)
                 return _map_dims(t, lambda d: self.u.anonymous_size()
                                  if isinstance(d, SizeExpr | SizeProd)
-                                 and _dim_names(d) & hidden else d)
+                                 and dim_names(d) & hidden else d)
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
@@ -409,7 +411,7 @@ class Checker:
         size expressions, which are matched at run time)."""
         fname = getattr(e, "full_name", None) or getattr(e, "op", "")
         in_exprs: set[str] = set()
-        _map_dims(s.type, lambda d: in_exprs.update(_dim_names(d))
+        _map_dims(s.type, lambda d: in_exprs.update(dim_names(d))
                   if isinstance(d, SizeExpr | SizeProd) else None)
         for v, d in ssub.items():
             if v.startswith("?"):  # a size the declaration inferred: known at run time
@@ -1421,6 +1423,8 @@ class Checker:
         infer = d.ret is not None and bool(d.params) and not self._is_builtin(d.body)
         ret = self.resolve(d.ret, "fresh" if infer else "any") if d.ret is not None else None
         bt, bal = self.check(d.body, ret, "Function body does not have expected type")
+        if ret is not None:
+            check_lambda_sizes(ret, d.body, self.u)
         if ret is not None and not self._is_builtin(d.body):
             why = function_subtype_error(self.zonk(bt), self.zonk(ret))
             if why is not None:
@@ -1730,18 +1734,6 @@ def _is_unnamed(d: Dim, exprs: bool = False) -> bool:
     return (isinstance(d, SizeProd | SizeExpr) and not exprs) or (
         isinstance(d, SizeVar) and d.name.startswith(EXISTENTIAL_PREFIX)
     )
-
-
-def _dim_names(d: Dim) -> set[str]:
-    """The variables size `d` reads."""
-    match d:
-        case SizeVar(name):
-            return {name}
-        case SizeProd(factors):
-            return set().union(*(_dim_names(f) for f in factors))
-        case SizeExpr():
-            return size_names(d)
-    return set()
 
 
 def _map_dims(t: Type, fn) -> Type:
