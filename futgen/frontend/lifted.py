@@ -16,7 +16,7 @@ Levels are the markers as written: "" (value type) < "~" < "^".
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from futgen.frontend.types import Array, Arrow, Record, Tuple, Type, TypeVar
 LEVELS = ("", "~", "^")
 
 
-def functional(t: Type, lifted: set[str] | dict = frozenset()) -> bool:
+def functional(t: Type, lifted: Collection[str] = frozenset()) -> bool:
     """Whether `t` holds a function, counting the type parameters `lifted`
     (which may be instantiated with one)."""
     match t:
