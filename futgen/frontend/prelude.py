@@ -104,7 +104,8 @@ GENERIC: dict[str, str] = {
     "uncurry": "'^a '^b '^c (f: a -> b -> c) (p: (a, b)) : c",
     "const": "'^a '^b (x: a) (y: b) : a",
     "id": "'^a (x: a) : a",
-    "assert": "'t (c: bool) (x: t) : t",
+    # Syntax in Futhark (`assert c e`), for a value of any type, functions too.
+    "assert": "'^t (c: bool) (x: t) : t",
     "opaque": "'t (x: t) : t",
     "trace": "'t (x: t) : t",
     "not": "(x: bool) : bool",

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from futgen.errors import CompileError, Loc
 from futgen.frontend import syntax as S
 from futgen.frontend.astwalk import pattern_names, walk
-from futgen.frontend.types import Array, Arrow, Record, Tuple, Type, TypeVar
+from futgen.frontend.lifted import functional
 
 Error = Callable[[str, Loc | None], CompileError]
 
@@ -29,11 +29,11 @@ def check_recursion(d: S.ValDecl, err: Error) -> None:
     for _ in d.params:
         ret = ret.ret
     lifted = {p.name for p in d.tparams if isinstance(p, S.TypeParam) and p.lifted == "^"}
-    if _higher_order(ret, lifted):
+    if functional(ret, lifted):
         raise err(f'Recursive function "{d.name}" returns type\n  {ret}\nwhich is not '
                   "first-order.\nWrite the function type as further parameters instead.",
                   d.loc)
-    higher = [_higher_order(p.ty, lifted) for p in d.params]
+    higher = [functional(p.ty, lifted) for p in d.params]
     if any(higher):
         _check_uses(d, higher, err)
 
@@ -74,19 +74,3 @@ def _check_application(d: S.ValDecl, app: S.Apply, higher: list[bool], err: Erro
 
 def _is_self(e: object, d: S.ValDecl) -> bool:
     return isinstance(e, S.Var) and not e.qual and e.name == d.name
-
-
-def _higher_order(t: Type, lifted: set[str]) -> bool:
-    """Whether `t` holds a function, counting lifted type parameters."""
-    match t:
-        case Arrow():
-            return True
-        case TypeVar(name):
-            return name in lifted
-        case Tuple(es):
-            return any(_higher_order(x, lifted) for x in es)
-        case Record(fs):
-            return any(_higher_order(x, lifted) for _, x in fs)
-        case Array(e, _, _):
-            return _higher_order(e, lifted)
-    return False

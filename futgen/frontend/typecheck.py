@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
@@ -46,6 +46,16 @@ from futgen.frontend.aliases import (
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
+from futgen.frontend.lambda_sizes import check_lambda_sizes
+from futgen.frontend.lifted import (
+    Instance,
+    TypeParamInfo,
+    bind_tparams,
+    check_array_element,
+    check_instance,
+    check_order_zero,
+    functional,
+)
 from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.types import (
@@ -70,6 +80,7 @@ from futgen.frontend.types import (
     Type,
     TypeVar,
     array_of,
+    dim_names,
     dim_pairs,
     is_tuple_record,
     row_type,
@@ -100,6 +111,9 @@ class Scheme:
     tvars: tuple[str, ...]
     svars: tuple[str, ...]
     type: Type
+    # The level of each declared type parameter ("" or "~": see lifted.py);
+    # one not here (inferred ones) may be anything.
+    levels: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -120,6 +134,7 @@ class VarInfo:
 class TypeAbbrev:
     params: list[S.TParam]
     body: S.TypeExp
+    lifted: str = ""  # `type~`, `type^`
 
 
 @dataclass
@@ -149,6 +164,11 @@ class Checker:
         self._size_uses: dict[str, SizeUse] = {}
         # The `id`s of this declaration's sections of the built-in `++`.
         self._concat_sections: set[int] = set()
+        # This declaration's type parameters (its local functions' too),
+        # and the uses of polymorphic functions whose type parameters may
+        # not be functions, checked once types are inferred.
+        self._tparams: dict[str, TypeParamInfo] = {}
+        self._instances: list[Instance] = []
 
     # ================================================================ scopes
 
@@ -236,8 +256,10 @@ class Checker:
         match te:
             case S.TEName(name, args, loc):
                 return self._resolve_name(name, args, loc, anon)
-            case S.TEArray(dim, elem, _):
+            case S.TEArray(dim, elem, loc):
                 inner = self.resolve(elem, anon)
+                shown = elem.name if isinstance(elem, S.TEName) and not elem.args else inner
+                check_array_element(elem, str(shown), self.lookup_type, loc)
                 return array_of(inner, (self.resolve_dim(dim, anon),))
             case S.TETuple(elems, _):
                 if len(elems) == 1:
@@ -272,7 +294,7 @@ class Checker:
                 hidden = set(names)
                 return _map_dims(t, lambda d: self.u.anonymous_size()
                                  if isinstance(d, SizeExpr | SizeProd)
-                                 and _dim_names(d) & hidden else d)
+                                 and dim_names(d) & hidden else d)
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
@@ -377,6 +399,9 @@ class Checker:
         ssub = {v: self.u.fresh_size() for v in s.svars}
         if e is not None:
             self._note_size_uses(s, ssub, e)
+            fname = getattr(e, "full_name", None) or getattr(e, "op", "")
+            self._instances += [Instance(tsub[v], v, level, fname, e.loc)
+                                for v, level in s.levels.items()]
         return self._foreign_exprs(_substitute(self.zonk(s.type), tsub, ssub), set(s.svars))
 
     def _note_size_uses(self, s: Scheme, ssub: dict[str, SizeVar], e: S.Expr) -> None:
@@ -386,7 +411,7 @@ class Checker:
         size expressions, which are matched at run time)."""
         fname = getattr(e, "full_name", None) or getattr(e, "op", "")
         in_exprs: set[str] = set()
-        _map_dims(s.type, lambda d: in_exprs.update(_dim_names(d))
+        _map_dims(s.type, lambda d: in_exprs.update(dim_names(d))
                   if isinstance(d, SizeExpr | SizeProd) else None)
         for v, d in ssub.items():
             if v.startswith("?"):  # a size the declaration inferred: known at run time
@@ -533,7 +558,7 @@ class Checker:
         t = ret
         for name, p in reversed(list(zip(names, params))):
             t = Arrow(name, p, t)
-        return Scheme(tvars, svars, t)
+        return Scheme(tvars, svars, t, _levels(decl.tparams))
 
     def _op_type(self, op: str, loc: Loc) -> Type:
         """The type of a built-in binary operator used as a function."""
@@ -1386,6 +1411,7 @@ class Checker:
         if local:
             self.cons.enter(self.depth, "local function")
         tvars, svars = self._bind_tparams(d.tparams)
+        bind_tparams(self._tparams, d.tparams)
         ptypes = []
         param_vars: list[VarInfo] = []
         for p in d.params:
@@ -1397,6 +1423,8 @@ class Checker:
         infer = d.ret is not None and bool(d.params) and not self._is_builtin(d.body)
         ret = self.resolve(d.ret, "fresh" if infer else "any") if d.ret is not None else None
         bt, bal = self.check(d.body, ret, "Function body does not have expected type")
+        if ret is not None:
+            check_lambda_sizes(ret, d.body, self.u)
         if ret is not None and not self._is_builtin(d.body):
             why = function_subtype_error(self.zonk(bt), self.zonk(ret))
             if why is not None:
@@ -1418,7 +1446,7 @@ class Checker:
         t = rt
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
-        return Scheme(tvars, svars, t), closure
+        return Scheme(tvars, svars, t, _levels(d.tparams)), closure
 
     def _visible_sizes(self, t: Type) -> Type:
         """`t` (an inferred return type) with every size a caller cannot
@@ -1491,15 +1519,11 @@ class Checker:
 
     def check_decl(self, d: S.Decl) -> None:
         match d:
-            case S.TypeDecl(name, params, body, _lifted, loc):
-                self.scopes[0].types[name] = TypeAbbrev(params, body)
+            case S.TypeDecl(name, params, body, lifted, loc):
+                self.scopes[0].types[name] = TypeAbbrev(params, body, lifted)
                 # Resolve once now so that errors in the definition are reported here.
                 self.push()
-                for p in params:
-                    if isinstance(p, S.SizeParam):
-                        self.bind_var(p.name, I64, p.loc)
-                    else:
-                        self.scopes[-1].types[p.name] = TypeVar(p.name)
+                self._bind_tparams(params)
                 self.resolve(body)
                 self.pop()
                 del loc
@@ -1513,6 +1537,7 @@ class Checker:
         self._size_uses = {}
         self.u.computed.clear()  # an earlier declaration's are known in this one
         self._concat_sections = set()
+        self._tparams, self._instances = {}, []
         self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
@@ -1521,10 +1546,12 @@ class Checker:
         self.pop()
         self.unify(self_type, scheme.type, d.loc, f'recursive use of "{d.name}"')
         self._apply_defaults()
-        scheme = Scheme(scheme.tvars, scheme.svars, self.zonk(scheme.type))
+        for inst in self._instances:
+            check_instance(inst, _close_sizes(self.zonk(inst.var), self.u), self._tparams)
+        scheme = replace(scheme, type=self.zonk(scheme.type))
         free = sorted(_free_type_vars(scheme.type))
         free_sizes = tuple(sorted(_free_size_vars(scheme.type)))
-        scheme = Scheme(scheme.tvars, scheme.svars + free_sizes, scheme.type)
+        scheme = replace(scheme, svars=scheme.svars + free_sizes)
         if d.is_entry_point and scheme.tvars:
             raise self.err(
                 f'Entry point functions may not be polymorphic ("{d.name}" has '
@@ -1544,8 +1571,8 @@ class Checker:
                     f"the ambiguous type {scheme.type}).",
                     d.loc,
                 )
-            scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
-        if d.entry:
+            scheme = replace(scheme, tvars=scheme.tvars + tuple(free))
+        if d.is_entry_point:
             self._check_entry(d, scheme)
         local_functions = [n.fun_ty for n in self._visited if isinstance(n, S.LetFun)]
         check_ambiguous(self._size_uses, self.u, [scheme.type, *local_functions])
@@ -1560,7 +1587,7 @@ class Checker:
                                        exprs=isinstance(node, S.Expr))
             if isinstance(node, S.LetFun):
                 node.fun_ty = self.zonk(node.fun_ty)
-            self._check_order_zero(node)
+            check_order_zero(node, self._tparams)
         d.ty = _close_sizes(scheme.type, self.u, implicit)
         check_recursion(d, self.err)
         self._visited = []
@@ -1589,28 +1616,17 @@ class Checker:
                 d.loc,
             )
 
-    def _check_order_zero(self, node: S.Expr) -> None:
-        """Futhark's rule, checked once types are known: an `if` may not
-        return a function (nor a tuple or record holding one), nor may a
-        loop parameter be one."""
-        if isinstance(node, S.If) and _is_higher_order(node.ty):
-            raise self.err(f"If-expression returns type\n  {node.ty}\n"
-                           "but if-results may not be of function type.", node.loc)
-        if isinstance(node, S.Loop) and _is_higher_order(node.ty):
-            raise self.err(f"Loop parameter inferred to have type\n  {node.ty}\n"
-                           "but a loop parameter may not be of function type.", node.pat.loc)
-
     def _check_entry(self, d: S.ValDecl, s: Scheme) -> None:
+        """No parameter or result of an entry point (`entry`, or a top-level
+        `def main`) may be a function."""
         # Point-free entries (`entry add = map2 (+)`) take the arrow's parameters.
-        t = s.type
+        t, parts = s.type, []
         while isinstance(t, Arrow):
-            if _is_higher_order(t.param):
-                raise self.err(
-                    f'Entry point "{d.name}" may not be higher-order.', d.loc
-                )
+            parts.append(t.param)
             t = t.ret
-        if _is_higher_order(t):
-            raise self.err(f'Entry point "{d.name}" may not be higher-order.', d.loc)
+        if any(functional(x) for x in [*parts, t]):
+            raise self.err(f'Entry point functions may not be higher-order ("{d.name}" has '
+                           f"type {s.type}).", d.loc)
 
     def _apply_defaults(self) -> None:
         """Default remaining overloaded literals: integers to i32, floats to f64."""
@@ -1720,18 +1736,6 @@ def _is_unnamed(d: Dim, exprs: bool = False) -> bool:
     )
 
 
-def _dim_names(d: Dim) -> set[str]:
-    """The variables size `d` reads."""
-    match d:
-        case SizeVar(name):
-            return {name}
-        case SizeProd(factors):
-            return set().union(*(_dim_names(f) for f in factors))
-        case SizeExpr():
-            return size_names(d)
-    return set()
-
-
 def _map_dims(t: Type, fn) -> Type:
     """`t` with `fn` applied to every array dimension."""
     match t:
@@ -1757,19 +1761,6 @@ def _anonymous_ids(t: Type) -> set[int]:
     ids: set[int] = set()
     _map_dims(t, lambda d: ids.add(d.id) if isinstance(d, AnySize) else None)
     return ids
-
-
-def _is_higher_order(t: Type) -> bool:
-    match t:
-        case Arrow():
-            return True
-        case Tuple(es):
-            return any(_is_higher_order(x) for x in es)
-        case Record(fs):
-            return any(_is_higher_order(x) for _, x in fs)
-        case Array(e, _, _):
-            return _is_higher_order(e)
-    return False
 
 
 def _loop_sizes(t: Type, u: Unifier) -> Type:
@@ -2028,6 +2019,11 @@ def _size_expr(d: Dim, loc: Loc) -> S.Expr:
             return S.BinOp("*", _size_expr(left, loc), _size_expr(right, loc), loc=loc, ty=I64)
     assert isinstance(d, SizeExpr)
     return d.expr  # type: ignore[return-value]
+
+
+def _levels(tparams: list[S.TParam]) -> dict[str, str]:
+    """The levels of the type parameters of a scheme that are not lifted."""
+    return {p.name: p.lifted for p in tparams if isinstance(p, S.TypeParam) and p.lifted != "^"}
 
 
 def _is_function_literal(e: S.Expr) -> bool:

@@ -150,6 +150,18 @@ def size_names(d: SizeExpr) -> set[str]:
         return {e.name} if hasattr(e, "name") else set()
     return walk(d.expr)
 
+def dim_names(d: Dim) -> set[str]:
+    """The variables size `d` reads."""
+    match d:
+        case SizeVar(name):
+            return {name}
+        case SizeProd(factors):
+            return set().union(*(dim_names(f) for f in factors))
+        case SizeExpr():
+            return size_names(d)
+    return set()
+
+
 # Names of existential sizes (a SizeVar no program can name); the checked
 # types later stages see have them as anonymous sizes.
 EXISTENTIAL_PREFIX = "ext#"
