@@ -48,6 +48,7 @@ from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
 from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.recursion import check_recursion
+from futgen.frontend.typedecls import check_type_decl
 from futgen.frontend.types import (
     BOOL,
     EXISTENTIAL_PREFIX,
@@ -149,6 +150,8 @@ class Checker:
         self._size_uses: dict[str, SizeUse] = {}
         # The `id`s of this declaration's sections of the built-in `++`.
         self._concat_sections: set[int] = set()
+        # Where each file's type abbreviations are defined, by (file, name).
+        self._type_decls: dict[tuple[str, str], Loc] = {}
 
     # ================================================================ scopes
 
@@ -236,7 +239,8 @@ class Checker:
         match te:
             case S.TEName(name, args, loc):
                 return self._resolve_name(name, args, loc, anon)
-            case S.TEArray(dim, elem, _):
+            case S.TEArray(dim, elem, loc):
+                self._check_array_elem(elem, loc)
                 inner = self.resolve(elem, anon)
                 return array_of(inner, (self.resolve_dim(dim, anon),))
             case S.TETuple(elems, _):
@@ -276,6 +280,21 @@ class Checker:
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
+
+    def _check_array_elem(self, elem: S.TypeExp, loc: Loc) -> None:
+        """Futhark's rule: no array type of a lifted type parameter's values
+        (functions, or values of differing sizes)."""
+        while isinstance(elem, S.TETuple) and len(elem.elems) == 1:  # `[](a)`
+            elem = elem.elems[0]
+        if not isinstance(elem, S.TEName) or elem.args:
+            return
+        lifted = self.lookup_type(f"'{elem.name}")
+        if lifted == "^":
+            raise self.err(f'Cannot create array with elements of lifted type "{elem.name}" '
+                           "(might contain function).", loc)
+        if lifted == "~":
+            raise self.err(f'Cannot create array with elements of size-lifted type '
+                           f'"{elem.name}" (might cause irregular array).', loc)
 
     def record_type(self, fields: list[tuple[str, Type]], loc: Loc, what: str) -> Type:
         """The record (or tuple, for fields 0..n-1) type of named field types."""
@@ -608,7 +627,7 @@ class Checker:
                 "all elements of an array literal must have the same type",
             )
         z = self.zonk(elem)
-        if isinstance(z, TypeVar) and self.lookup_type(f"'{z.name}") is not None:
+        if isinstance(z, TypeVar) and self.lookup_type(f"'{z.name}"):
             raise self.err(f'An array element may not have the lifted type "{z.name}" '
                            "(its values may differ in size).", e.loc)
         return array_of(elem, (SizeConst(len(e.elems)),), True), NO_ALIAS
@@ -1371,8 +1390,9 @@ class Checker:
                 svars.append(tp.name)
             else:
                 self.scopes[-1].types[tp.name] = TypeVar(tp.name)
-                if tp.lifted:  # `'~t`, `'^t`: looked up as `'t`
-                    self.scopes[-1].types[f"'{tp.name}"] = tp.lifted
+                # Its liftedness ("", "~", "^"), looked up as `'t`; "" hides
+                # an outer lifted parameter of the same name.
+                self.scopes[-1].types[f"'{tp.name}"] = tp.lifted
                 tvars.append(tp.name)
         return tuple(tvars), tuple(svars)
 
@@ -1491,18 +1511,14 @@ class Checker:
 
     def check_decl(self, d: S.Decl) -> None:
         match d:
-            case S.TypeDecl(name, params, body, _lifted, loc):
+            case S.TypeDecl(name, params, body):
+                check_type_decl(d, self._type_decls)
                 self.scopes[0].types[name] = TypeAbbrev(params, body)
                 # Resolve once now so that errors in the definition are reported here.
                 self.push()
-                for p in params:
-                    if isinstance(p, S.SizeParam):
-                        self.bind_var(p.name, I64, p.loc)
-                    else:
-                        self.scopes[-1].types[p.name] = TypeVar(p.name)
+                self._bind_tparams(params)
                 self.resolve(body)
                 self.pop()
-                del loc
             case S.ValDecl():
                 self.check_value_decl(d)
             case S.ImportDecl():
