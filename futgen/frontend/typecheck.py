@@ -46,6 +46,7 @@ from futgen.frontend.aliases import (
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
+from futgen.frontend.equality import check_equalities
 from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.typedecls import check_type_decl
@@ -150,6 +151,9 @@ class Checker:
         self._size_uses: dict[str, SizeUse] = {}
         # The `id`s of this declaration's sections of the built-in `++`.
         self._concat_sections: set[int] = set()
+        # This declaration's uses of the built-in `==`: the operator's place
+        # and the operands' type.
+        self._equalities: list[tuple[Loc, Type]] = []
         # Where each file's type abbreviations are defined, by (file, name).
         self._type_decls: dict[tuple[str, str], Loc] = {}
 
@@ -781,6 +785,8 @@ class Checker:
         a = self.u.fresh_type(self._op_constraint(op, e.op_loc or e.loc))
         self.unify(t1, a, e.lhs.loc, f'left operand of "{op}"')
         self.unify(t2, a, e.rhs.loc, f'operands of "{op}" must have the same type')
+        if op == "==":
+            self._equalities.append((e.op_loc or e.loc, a))
         return (BOOL if op in ORDER_OPS | EQ_OPS else t1), NO_ALIAS
 
     def _check_UnOp(self, e: S.UnOp, _exp) -> tuple[Type, Alias]:
@@ -1529,6 +1535,7 @@ class Checker:
         self._size_uses = {}
         self.u.computed.clear()  # an earlier declaration's are known in this one
         self._concat_sections = set()
+        self._equalities = []
         self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
@@ -1567,6 +1574,7 @@ class Checker:
         check_ambiguous(self._size_uses, self.u, [scheme.type, *local_functions])
         check_causality(d.body, d.params, self.u, self._concat_sections)
         self._check_size_polymorphic_value(d, scheme.type)
+        check_equalities(self._equalities, self.u)
         implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:
             if node.ty is not None:
