@@ -1616,13 +1616,17 @@ class Checker:
     def _check_order_zero(self, node: S.Expr) -> None:
         """Futhark's rule, checked once types are known: an `if` may not
         return a function (nor a tuple or record holding one), nor may a
-        loop parameter be one."""
+        loop parameter be one or an array literal hold one (`([x], x 2)`)."""
         if isinstance(node, S.If) and _is_higher_order(node.ty):
             raise self.err(f"If-expression returns type\n  {node.ty}\n"
                            "but if-results may not be of function type.", node.loc)
         if isinstance(node, S.Loop) and _is_higher_order(node.ty):
             raise self.err(f"Loop parameter inferred to have type\n  {node.ty}\n"
                            "but a loop parameter may not be of function type.", node.pat.loc)
+        if isinstance(node, S.ArrayLit) and isinstance(node.ty, Array) \
+                and _is_higher_order(node.ty):
+            raise self.err(f"Type\n  {row_type(node.ty)}\nfound to be functional: "
+                           "an array's elements may not be functions.", node.loc)
 
     def _check_entry(self, d: S.ValDecl, s: Scheme) -> None:
         # Point-free entries (`entry add = map2 (+)`) take the arrow's parameters.
