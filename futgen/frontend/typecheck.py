@@ -116,6 +116,7 @@ class VarInfo:
     aliases: Alias = NO_ALIAS
     consumable: str | None = None  # None if consumable, else why not
     is_global: bool = False
+    stamp: int = 0  # inference names made before it was bound (`levels.py`)
 
 
 @dataclass
@@ -140,6 +141,7 @@ class Checker:
     def __init__(self) -> None:
         self.u = Unifier()
         self.u.visible = lambda name: self.lookup_var(name) is not None
+        self.u.levels.stamp_of = self._stamp_of
         self.scopes: list[Scope] = [Scope()]
         self.cons = Consumption(self._vars_by_uid, self._is_prim_var)
         # Results of expressions the AST shares, to reuse rather than re-check.
@@ -210,9 +212,16 @@ class Checker:
             al,
             consumable,
             is_global,
+            self.u.issued,
         )
         self.scopes[-1].vars[name] = info
         return info
+
+    def _stamp_of(self, name: str) -> int | None:
+        """The stamp of the oldest variable `name` in scope (a shadowed one
+        may be what a size names), or None."""
+        stamps = [s.vars[name].stamp for s in self.scopes if name in s.vars]
+        return min(stamps, default=None)
 
     def is_prim(self, t: Type) -> bool:
         """Whether values of `t` cannot share memory: no arrays in it, now or later."""
@@ -528,12 +537,16 @@ class Checker:
         from futgen.frontend.parser import parse_header
 
         decl = parse_header(name, header)
+        # Checked apart from the program: its type parameters are not those
+        # of the local functions being checked.
         saved_scopes, saved_visited = self.scopes, self._visited
-        self.scopes, self._visited = [Scope()], []
+        saved_tparams = self.u.levels.type_params
+        self.scopes, self._visited, self.u.levels.type_params = [Scope()], [], {}
         try:
             scheme = self._decl_scheme(decl)
         finally:
             self.scopes, self._visited = saved_scopes, saved_visited
+            self.u.levels.type_params = saved_tparams
         self._builtin_cache[name] = scheme
         return scheme
 
@@ -966,7 +979,7 @@ class Checker:
         ptypes = []
         param_vars: list[VarInfo] = []
         for p, ex in zip(e.params, expected_params):
-            pt = self.param_type(p)
+            pt = self._param_type(p)
             if ex is not None:
                 self.unify(pt, ex, p.loc, "lambda parameter")
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
@@ -1073,7 +1086,7 @@ class Checker:
         self._check_let_sizes(e)
         self.push()
         for n in e.sizes:
-            self.bind_var(n, I64, e.loc)
+            self.bind_var(n, I64, e.loc).stamp = -1  # names a size that exists
         fresh = {n: self.u.fresh_size() for n in sorted(e.sizes)}
         self._size_uses.update({d.name: SizeUse(n, None, e.loc) for n, d in fresh.items()})
         pt = self.param_type(e.pat, fresh_sizes=fresh)
@@ -1175,7 +1188,7 @@ class Checker:
         it, ial = self.check(init)
         self.push()
         for n in e.sizes:
-            self.bind_var(n, I64, e.loc)
+            self.bind_var(n, I64, e.loc).stamp = -1  # names a size that exists
         pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
         # Sizes the parameter names must be the initial value's (Futhark's
         # rule); unnamed ones take the initial value's and are then
@@ -1312,6 +1325,14 @@ class Checker:
                 return t
         raise AssertionError(p)
 
+    def _param_type(self, p: S.Pat) -> Type:
+        """The type of a function's or lambda's parameter, whose anonymous
+        sizes are the caller's (`levels.py`)."""
+        since = self.u.issued
+        t = self.param_type(p)
+        self.u.levels.note_param_sizes(t, since, _param_name(p))
+        return t
+
     def bind_pattern(
         self,
         p: S.Pat,
@@ -1412,10 +1433,12 @@ class Checker:
         if local:
             self.cons.enter(self.depth, "local function")
         tvars, svars = self._bind_tparams(d.tparams)
+        if local:
+            outer_tparams = self.u.levels.enter_type_params(tvars, self.u.issued)
         ptypes = []
         param_vars: list[VarInfo] = []
         for p in d.params:
-            pt = self.param_type(p)
+            pt = self._param_type(p)
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         # A size the return type leaves out (`: []i32`) is the body's where
@@ -1436,6 +1459,9 @@ class Checker:
         if local:
             self.cons.consumed = consumed_before
         self.pop()
+        if local:
+            self.u.levels.leave_type_params(
+                outer_tparams, lambda n: isinstance(self.lookup_type(n), TypeVar))
         rt = ret if ret is not None else bt
         self._check_function_result(
             f'"{d.name}"', ret, bal, param_vars, bool(d.params), d.body.loc
@@ -1534,6 +1560,7 @@ class Checker:
         self._visited = []
         self._size_uses = {}
         self.u.computed.clear()  # an earlier declaration's are known in this one
+        self.u.levels.type_params.clear()  # an earlier declaration's escaped
         self._concat_sections = set()
         self._equalities = []
         self.cons.reset()
