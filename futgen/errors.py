@@ -13,8 +13,11 @@ from dataclasses import dataclass
 # so the interpreter, the CLI and compiled code raise and catch the same classes.
 from futgen_runtime.errors import FutgenError, FutharkError
 
-__all__ = ["NOWHERE", "CompileError", "DataError", "FutgenError", "FutharkError", "Loc",
+__all__ = ["ERROR_INDEX", "NOWHERE", "CompileError", "DataError", "FutgenError", "FutharkError", "Loc",
            "UnsupportedFeature", "register_source", "source_line"]
+
+# Links to Futhark's error index, which some messages end with.
+ERROR_INDEX = "https://futhark.readthedocs.io/en/latest/error-index.html#"
 
 # Source text of every file the front end has read, so that an error can
 # quote the offending line long after the parser is gone.

@@ -54,7 +54,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
-from futgen.errors import CompileError, Loc
+from futgen.errors import ERROR_INDEX, CompileError, Loc
 from futgen.frontend import syntax as S
 from futgen.frontend.types import Array, Arrow, Record, Scalar, Tuple, Type
 
@@ -65,9 +65,6 @@ Alias = frozenset | tuple
 NO_ALIAS: frozenset = frozenset()
 
 GLOBAL = "global:"
-
-# Links to Futhark's error index, which some messages end with.
-ERROR_INDEX = "https://futhark.readthedocs.io/en/latest/error-index.html#"
 
 
 class Bound(Protocol):

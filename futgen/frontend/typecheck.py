@@ -56,8 +56,10 @@ from futgen.frontend.lifted import (
     check_order_zero,
     functional,
 )
+from futgen.frontend.equality import check_equalities
 from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.recursion import check_recursion
+from futgen.frontend.typedecls import check_type_decl
 from futgen.frontend.types import (
     BOOL,
     EXISTENTIAL_PREFIX,
@@ -128,6 +130,7 @@ class VarInfo:
     aliases: Alias = NO_ALIAS
     consumable: str | None = None  # None if consumable, else why not
     is_global: bool = False
+    stamp: int = 0  # inference names made before it was bound (`levels.py`)
 
 
 @dataclass
@@ -153,6 +156,7 @@ class Checker:
     def __init__(self) -> None:
         self.u = Unifier()
         self.u.visible = lambda name: self.lookup_var(name) is not None
+        self.u.levels.stamp_of = self._stamp_of
         self.scopes: list[Scope] = [Scope()]
         self.cons = Consumption(self._vars_by_uid, self._is_prim_var)
         # Results of expressions the AST shares, to reuse rather than re-check.
@@ -169,6 +173,11 @@ class Checker:
         # not be functions, checked once types are inferred.
         self._tparams: dict[str, TypeParamInfo] = {}
         self._instances: list[Instance] = []
+        # This declaration's uses of the built-in `==`: the operator's place
+        # and the operands' type.
+        self._equalities: list[tuple[Loc, Type]] = []
+        # Where each file's type abbreviations are defined, by (file, name).
+        self._type_decls: dict[tuple[str, str], Loc] = {}
 
     # ================================================================ scopes
 
@@ -223,9 +232,16 @@ class Checker:
             al,
             consumable,
             is_global,
+            self.u.issued,
         )
         self.scopes[-1].vars[name] = info
         return info
+
+    def _stamp_of(self, name: str) -> int | None:
+        """The stamp of the oldest variable `name` in scope (a shadowed one
+        may be what a size names), or None."""
+        stamps = [s.vars[name].stamp for s in self.scopes if name in s.vars]
+        return min(stamps, default=None)
 
     def is_prim(self, t: Type) -> bool:
         """Whether values of `t` cannot share memory: no arrays in it, now or later."""
@@ -530,12 +546,16 @@ class Checker:
         from futgen.frontend.parser import parse_header
 
         decl = parse_header(name, header)
+        # Checked apart from the program: its type parameters are not those
+        # of the local functions being checked.
         saved_scopes, saved_visited = self.scopes, self._visited
-        self.scopes, self._visited = [Scope()], []
+        saved_tparams = self.u.levels.type_params
+        self.scopes, self._visited, self.u.levels.type_params = [Scope()], [], {}
         try:
             scheme = self._decl_scheme(decl)
         finally:
             self.scopes, self._visited = saved_scopes, saved_visited
+            self.u.levels.type_params = saved_tparams
         self._builtin_cache[name] = scheme
         return scheme
 
@@ -633,7 +653,7 @@ class Checker:
                 "all elements of an array literal must have the same type",
             )
         z = self.zonk(elem)
-        if isinstance(z, TypeVar) and self.lookup_type(f"'{z.name}") is not None:
+        if isinstance(z, TypeVar) and self.lookup_type(f"'{z.name}"):
             raise self.err(f'An array element may not have the lifted type "{z.name}" '
                            "(its values may differ in size).", e.loc)
         return array_of(elem, (SizeConst(len(e.elems)),), True), NO_ALIAS
@@ -787,6 +807,8 @@ class Checker:
         a = self.u.fresh_type(self._op_constraint(op, e.op_loc or e.loc))
         self.unify(t1, a, e.lhs.loc, f'left operand of "{op}"')
         self.unify(t2, a, e.rhs.loc, f'operands of "{op}" must have the same type')
+        if op == "==":
+            self._equalities.append((e.op_loc or e.loc, a))
         return (BOOL if op in ORDER_OPS | EQ_OPS else t1), NO_ALIAS
 
     def _check_UnOp(self, e: S.UnOp, _exp) -> tuple[Type, Alias]:
@@ -966,7 +988,7 @@ class Checker:
         ptypes = []
         param_vars: list[VarInfo] = []
         for p, ex in zip(e.params, expected_params):
-            pt = self.param_type(p)
+            pt = self._param_type(p)
             if ex is not None:
                 self.unify(pt, ex, p.loc, "lambda parameter")
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
@@ -1073,7 +1095,7 @@ class Checker:
         self._check_let_sizes(e)
         self.push()
         for n in e.sizes:
-            self.bind_var(n, I64, e.loc)
+            self.bind_var(n, I64, e.loc).stamp = -1  # names a size that exists
         fresh = {n: self.u.fresh_size() for n in sorted(e.sizes)}
         self._size_uses.update({d.name: SizeUse(n, None, e.loc) for n, d in fresh.items()})
         pt = self.param_type(e.pat, fresh_sizes=fresh)
@@ -1175,7 +1197,7 @@ class Checker:
         it, ial = self.check(init)
         self.push()
         for n in e.sizes:
-            self.bind_var(n, I64, e.loc)
+            self.bind_var(n, I64, e.loc).stamp = -1  # names a size that exists
         pt = self.param_type(e.pat, fresh_sizes=set(e.sizes))
         # Sizes the parameter names must be the initial value's (Futhark's
         # rule); unnamed ones take the initial value's and are then
@@ -1312,6 +1334,14 @@ class Checker:
                 return t
         raise AssertionError(p)
 
+    def _param_type(self, p: S.Pat) -> Type:
+        """The type of a function's or lambda's parameter, whose anonymous
+        sizes are the caller's (`levels.py`)."""
+        since = self.u.issued
+        t = self.param_type(p)
+        self.u.levels.note_param_sizes(t, since, _param_name(p))
+        return t
+
     def bind_pattern(
         self,
         p: S.Pat,
@@ -1396,8 +1426,9 @@ class Checker:
                 svars.append(tp.name)
             else:
                 self.scopes[-1].types[tp.name] = TypeVar(tp.name)
-                if tp.lifted:  # `'~t`, `'^t`: looked up as `'t`
-                    self.scopes[-1].types[f"'{tp.name}"] = tp.lifted
+                # Its liftedness ("", "~", "^"), looked up as `'t`; "" hides
+                # an outer lifted parameter of the same name.
+                self.scopes[-1].types[f"'{tp.name}"] = tp.lifted
                 tvars.append(tp.name)
         return tuple(tvars), tuple(svars)
 
@@ -1412,10 +1443,12 @@ class Checker:
             self.cons.enter(self.depth, "local function")
         tvars, svars = self._bind_tparams(d.tparams)
         bind_tparams(self._tparams, d.tparams)
+        if local:
+            outer_tparams = self.u.levels.enter_type_params(tvars, self.u.issued)
         ptypes = []
         param_vars: list[VarInfo] = []
         for p in d.params:
-            pt = self.param_type(p)
+            pt = self._param_type(p)
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
         # A size the return type leaves out (`: []i32`) is the body's where
@@ -1438,6 +1471,9 @@ class Checker:
         if local:
             self.cons.consumed = consumed_before
         self.pop()
+        if local:
+            self.u.levels.leave_type_params(
+                outer_tparams, lambda n: isinstance(self.lookup_type(n), TypeVar))
         rt = ret if ret is not None else bt
         self._check_function_result(
             f'"{d.name}"', ret, bal, param_vars, bool(d.params), d.body.loc
@@ -1520,13 +1556,13 @@ class Checker:
     def check_decl(self, d: S.Decl) -> None:
         match d:
             case S.TypeDecl(name, params, body, lifted, loc):
+                check_type_decl(d, self._type_decls)
                 self.scopes[0].types[name] = TypeAbbrev(params, body, lifted)
                 # Resolve once now so that errors in the definition are reported here.
                 self.push()
                 self._bind_tparams(params)
                 self.resolve(body)
                 self.pop()
-                del loc
             case S.ValDecl():
                 self.check_value_decl(d)
             case S.ImportDecl():
@@ -1536,8 +1572,10 @@ class Checker:
         self._visited = []
         self._size_uses = {}
         self.u.computed.clear()  # an earlier declaration's are known in this one
+        self.u.levels.type_params.clear()  # an earlier declaration's escaped
         self._concat_sections = set()
         self._tparams, self._instances = {}, []
+        self._equalities = []
         self.cons.reset()
         self.push()
         self_type = self.u.fresh_type()
@@ -1578,6 +1616,7 @@ class Checker:
         check_ambiguous(self._size_uses, self.u, [scheme.type, *local_functions])
         check_causality(d.body, d.params, self.u, self._concat_sections)
         self._check_size_polymorphic_value(d, scheme.type)
+        check_equalities(self._equalities, self.u)
         implicit = _implicit_sizes(d, scheme.type, free_sizes, self.u)
         for node in self._visited:
             if node.ty is not None:

@@ -18,12 +18,12 @@ rigid names instead: they equal no other size.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from futgen.errors import Loc
+from futgen.frontend.levels import Levels, ScopeViolation, type_var_names
 from futgen.frontend.types import (
     EXISTENTIAL_PREFIX,
     AnySize,
@@ -96,27 +96,32 @@ class Unifier:
         # type checker's scopes).
         self.visible: Callable[[str], bool] = lambda name: True
         self._params: list[str | None] = []  # of the arrows being unified
-        self._counter = itertools.count()
+        self.issued = 0  # inference names made so far (a stamp, `levels.py`)
+        self.levels = Levels()
 
     # ------------------------------------------------------------ fresh names
 
+    def _fresh_id(self) -> int:
+        self.issued += 1
+        return self.issued - 1
+
     def fresh_type(self, constraint: Constraint | None = None) -> TypeVar:
-        name = f"?t{next(self._counter)}"
+        name = f"?t{self._fresh_id()}"
         if constraint is not None:
             self.constraints[name] = constraint
         return TypeVar(name)
 
     def fresh_size(self) -> SizeVar:
-        return SizeVar(f"?n{next(self._counter)}")
+        return SizeVar(f"?n{self._fresh_id()}")
 
     def anonymous_size(self) -> AnySize:
-        return AnySize(next(self._counter))
+        return AnySize(self._fresh_id())
 
     def existential_size(self, origin: str | None = None) -> SizeVar:
         """A size only known at run time that is equal to no other size
         (Futhark's existential size): a rigid name nobody can write.
         `origin` says where it comes from, as mismatch messages show it."""
-        d = SizeVar(f"{EXISTENTIAL_PREFIX}{next(self._counter)}")
+        d = SizeVar(f"{EXISTENTIAL_PREFIX}{self._fresh_id()}")
         if origin is not None:
             self.origins[d.name] = origin
         return d
@@ -279,10 +284,10 @@ class Unifier:
                 self.anon_named.add(anon.id)
             return
         if isinstance(d1, SizeVar) and d1.name.startswith("?"):
-            self._bind_size(d1.name, d2)
+            self._bind_size(d1.name, d2, lenient)
             return
         if isinstance(d2, SizeVar) and d2.name.startswith("?"):
-            self._bind_size(d2.name, d1)
+            self._bind_size(d2.name, d1, lenient)
             return
         if isinstance(d1, SizeProd) or isinstance(d2, SizeProd):
             self._unify_products(d1, d2, lenient)
@@ -312,7 +317,12 @@ class Unifier:
     def _visible(self, name: str) -> bool:
         return name in self._params or self.visible(name)
 
-    def _bind_size(self, name: str, d: Dim) -> None:
+    def _bind_size(self, name: str, d: Dim, lenient: bool) -> None:
+        if not lenient:  # a coercion does not make the sizes one
+            try:
+                self.levels.binding_size(name, d)
+            except ScopeViolation as e:
+                raise UnifyError(str(e)) from None
         self.sizes[name] = d
         if name in self.weak and not (isinstance(d, SizeVar) and d.name.startswith("?")):
             self.anon_named.add(self.weak[name].id)
@@ -353,6 +363,10 @@ class Unifier:
             raise UnifyError(
                 f"Occurs check: cannot instantiate {name} with {t} (an infinite type)"
             )
+        try:
+            self.levels.binding_type(name, type_var_names(self.zonk(t)))
+        except ScopeViolation as e:
+            raise UnifyError(str(e)) from None
         c = self.constraints.pop(name, None)
         # Uniqueness belongs to declared parameter and return types, never to
         # what an inference variable stands for.
