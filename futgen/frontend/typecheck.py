@@ -47,6 +47,7 @@ from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
 from futgen.frontend.loops import changed_sizes, check_loop_classes
+from futgen.frontend.names import check_names
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.types import (
     BOOL,
@@ -1509,6 +1510,7 @@ class Checker:
                 pass
 
     def check_value_decl(self, d: S.ValDecl) -> None:
+        check_names(d)
         self._visited = []
         self._size_uses = {}
         self.u.computed.clear()  # an earlier declaration's are known in this one
