@@ -46,6 +46,7 @@ from futgen.frontend.aliases import (
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
+from futgen.frontend.literals import check_literals
 from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.names import check_names
 from futgen.frontend.recursion import check_recursion
@@ -1563,6 +1564,7 @@ class Checker:
             if isinstance(node, S.LetFun):
                 node.fun_ty = self.zonk(node.fun_ty)
             self._check_order_zero(node)
+        check_literals(d.body)
         d.ty = _close_sizes(scheme.type, self.u, implicit)
         check_recursion(d, self.err)
         self._visited = []
