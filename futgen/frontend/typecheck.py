@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
@@ -72,6 +72,7 @@ from futgen.frontend.types import (
     Type,
     TypeVar,
     array_of,
+    dim_names,
     dim_pairs,
     is_tuple_record,
     row_type,
@@ -97,11 +98,16 @@ BUILTIN_BINOPS = (
 
 @dataclass
 class Scheme:
-    """A possibly polymorphic type: quantified type and size names."""
+    """A possibly polymorphic type: quantified type and size names.
+
+    `unlifted` are the type parameters declared unlifted (`'t`): an instance
+    may hold no size bound by a function argument's parameter (`map iota`).
+    """
 
     tvars: tuple[str, ...]
     svars: tuple[str, ...]
     type: Type
+    unlifted: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -274,7 +280,7 @@ class Checker:
                 hidden = set(names)
                 return _map_dims(t, lambda d: self.u.anonymous_size()
                                  if isinstance(d, SizeExpr | SizeProd)
-                                 and _dim_names(d) & hidden else d)
+                                 and dim_names(d) & hidden else d)
         raise UnsupportedFeature(
             f"type expression {type(te).__name__}", getattr(te, "loc", None)
         )
@@ -376,6 +382,7 @@ class Checker:
         if not s.tvars and not s.svars:
             return s.type
         tsub = {v: self.u.fresh_type() for v in s.tvars}
+        self.u.unlifted.update(tsub[v].name for v in s.unlifted)
         ssub = {v: self.u.fresh_size() for v in s.svars}
         if e is not None:
             self._note_size_uses(s, ssub, e)
@@ -388,7 +395,7 @@ class Checker:
         size expressions, which are matched at run time)."""
         fname = getattr(e, "full_name", None) or getattr(e, "op", "")
         in_exprs: set[str] = set()
-        _map_dims(s.type, lambda d: in_exprs.update(_dim_names(d))
+        _map_dims(s.type, lambda d: in_exprs.update(dim_names(d))
                   if isinstance(d, SizeExpr | SizeProd) else None)
         for v, d in ssub.items():
             if v.startswith("?"):  # a size the declaration inferred: known at run time
@@ -535,7 +542,7 @@ class Checker:
         t = ret
         for name, p in reversed(list(zip(names, params))):
             t = Arrow(name, p, t)
-        return Scheme(tvars, svars, t)
+        return Scheme(tvars, svars, t, _unlifted(decl.tparams))
 
     def _op_type(self, op: str, loc: Loc) -> Type:
         """The type of a built-in binary operator used as a function."""
@@ -1420,7 +1427,7 @@ class Checker:
         t = rt
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
-        return Scheme(tvars, svars, t), closure
+        return Scheme(tvars, svars, t, _unlifted(d.tparams)), closure
 
     def _visible_sizes(self, t: Type) -> Type:
         """`t` (an inferred return type) with every size a caller cannot
@@ -1524,10 +1531,10 @@ class Checker:
         self.pop()
         self.unify(self_type, scheme.type, d.loc, f'recursive use of "{d.name}"')
         self._apply_defaults()
-        scheme = Scheme(scheme.tvars, scheme.svars, self.zonk(scheme.type))
+        scheme = replace(scheme, type=self.zonk(scheme.type))
         free = sorted(_free_type_vars(scheme.type))
         free_sizes = tuple(sorted(_free_size_vars(scheme.type)))
-        scheme = Scheme(scheme.tvars, scheme.svars + free_sizes, scheme.type)
+        scheme = replace(scheme, svars=scheme.svars + free_sizes)
         if d.is_entry_point and scheme.tvars:
             raise self.err(
                 f'Entry point functions may not be polymorphic ("{d.name}" has '
@@ -1547,7 +1554,7 @@ class Checker:
                     f"the ambiguous type {scheme.type}).",
                     d.loc,
                 )
-            scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
+            scheme = replace(scheme, tvars=scheme.tvars + tuple(free))
         if d.entry:
             self._check_entry(d, scheme)
         local_functions = [n.fun_ty for n in self._visited if isinstance(n, S.LetFun)]
@@ -1640,6 +1647,10 @@ class Checker:
 # ================================================================== helpers
 
 
+def _unlifted(tparams: list[S.TParam]) -> frozenset[str]:
+    return frozenset(p.name for p in tparams if isinstance(p, S.TypeParam) and not p.lifted)
+
+
 def _record_or_tuple(fields: tuple[tuple[str, Type], ...]) -> Type:
     if is_tuple_record(fields):
         return Tuple(tuple(t for _, t in sorted(fields, key=lambda f: int(f[0]))))
@@ -1722,18 +1733,6 @@ def _is_unnamed(d: Dim, exprs: bool = False) -> bool:
     return (isinstance(d, SizeProd | SizeExpr) and not exprs) or (
         isinstance(d, SizeVar) and d.name.startswith(EXISTENTIAL_PREFIX)
     )
-
-
-def _dim_names(d: Dim) -> set[str]:
-    """The variables size `d` reads."""
-    match d:
-        case SizeVar(name):
-            return {name}
-        case SizeProd(factors):
-            return set().union(*(_dim_names(f) for f in factors))
-        case SizeExpr():
-            return size_names(d)
-    return set()
 
 
 def _map_dims(t: Type, fn) -> Type:

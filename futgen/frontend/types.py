@@ -320,6 +320,33 @@ def implicit_size_params(t: Type | None) -> tuple[str, ...]:
     return tuple(sorted(n for n in size_var_names(t) if n.startswith("?"))) if t else ()
 
 
+def dim_names(d: Dim) -> set[str]:
+    """The variables size `d` reads."""
+    match d:
+        case SizeVar(name):
+            return {name}
+        case SizeProd(factors):
+            return set().union(*(dim_names(f) for f in factors))
+        case SizeExpr():
+            return size_names(d)
+    return set()
+
+
+def names_in_sizes(t: Type) -> set[str]:
+    """The variables the sizes in `t` read (`[n]`, `[n + 1]`), but not those
+    of an arrow's result that name its own parameter."""
+    match t:
+        case Array(e, shape, _):
+            return set().union(*(dim_names(d) for d in shape)) | names_in_sizes(e)
+        case Tuple(es):
+            return set().union(*(names_in_sizes(x) for x in es))
+        case Record(fs):
+            return set().union(*(names_in_sizes(x) for _, x in fs))
+        case Arrow(n, p, r):
+            return names_in_sizes(p) | (names_in_sizes(r) - {n})
+    return set()
+
+
 def dim_pairs(t: Type, other: Type) -> Iterator[tuple[Dim, Dim]]:
     """The sizes of `t` and `other` at the same places (where the two have
     the same structure), outer dimensions first."""

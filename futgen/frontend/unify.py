@@ -40,6 +40,7 @@ from futgen.frontend.types import (
     Type,
     TypeVar,
     array_of,
+    names_in_sizes,
     nonunique,
     size_names,
     substitute,
@@ -96,6 +97,10 @@ class Unifier:
         # type checker's scopes).
         self.visible: Callable[[str], bool] = lambda name: True
         self._params: list[str | None] = []  # of the arrows being unified
+        # Type variables standing for unlifted type parameters (`'x` of
+        # `map`): Futhark's arrays are regular, so such a variable may not
+        # become a type whose size a function's parameter gives (`map iota`).
+        self.unlifted: set[str] = set()
         self._counter = itertools.count()
 
     # ------------------------------------------------------------ fresh names
@@ -353,12 +358,29 @@ class Unifier:
             raise UnifyError(
                 f"Occurs check: cannot instantiate {name} with {t} (an infinite type)"
             )
+        if name in self.unlifted:
+            self._check_unlifted(t)
         c = self.constraints.pop(name, None)
         # Uniqueness belongs to declared parameter and return types, never to
         # what an inference variable stands for.
         self.types[name] = nonunique(t)
         if c is not None:
             self._apply_constraint(c, t, lenient)
+
+    def _check_unlifted(self, t: Type) -> None:
+        """`t` may instantiate an unlifted type parameter: no size in it is
+        a parameter of the arrows being unified (the function argument's)."""
+        t = self.zonk(t)
+        if isinstance(t, TypeVar):
+            self.unlifted.add(t.name)
+            return
+        bound = sorted(names_in_sizes(t) & {p for p in self._params if p})
+        if bound:
+            raise UnifyError(
+                f"the size of {nonunique(t)} is the function's parameter \"{bound[0]}\", an "
+                "existential size outside it: a type parameter would be instantiated with a "
+                "type containing anonymous sizes"
+            )
 
     def _apply_constraint(self, c: Constraint, t: Type, lenient: bool) -> None:
         t = self.shallow(t)
