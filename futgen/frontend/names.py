@@ -6,11 +6,14 @@
   parameters are names of another kind, so `def f 't (t: i32)` is fine.
 - A variable whose name starts with `_` may be bound but never used.
 - `&&` and `||` short-circuit, so no program may redefine them.
+- A file sees the top-level names of the files it imports, but an import
+  is not passed on: `import "a"` does not bring in what `a` imports.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from futgen.errors import CompileError, Loc
 from futgen.frontend import syntax as S
@@ -72,3 +75,31 @@ def _ids(p: S.Pat) -> Iterator[S.PId]:
                 yield from _ids(q)
         case S.PAscribe(inner, _, _):
             yield from _ids(inner)
+
+
+@dataclass
+class Imports:
+    """Which files' top-level definitions a declaration sees: those of its
+    own file and of the files that one imports (`imports`: by file, the
+    files it imports; None if unknown, when every file is visible)."""
+
+    imports: dict[str, set[str]] | None = None
+    file: str = ""  # of the declaration being checked
+    defined: dict[str, set[str]] = field(default_factory=dict)  # name -> files
+
+    def define(self, name: str, file: str) -> None:
+        self.defined.setdefault(name, set()).add(file)
+
+    def hidden(self, name: str) -> bool:
+        """Whether top-level `name` is defined only in files not visible."""
+        if self.imports is None or name not in self.defined:
+            return False
+        visible = self.imports.get(self.file, set()) | {self.file}
+        return not self.defined[name] & visible
+
+    def why_unknown(self, name: str) -> str:
+        """A note for an unknown `name` that a file not imported defines."""
+        if not self.hidden(name):
+            return ""
+        files = ", ".join(sorted(self.defined[name]))
+        return f" It is defined in {files}, which this file does not import."

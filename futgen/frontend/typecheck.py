@@ -48,7 +48,7 @@ from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
 from futgen.frontend.literals import check_literals
 from futgen.frontend.loops import changed_sizes, check_loop_classes
-from futgen.frontend.names import check_names
+from futgen.frontend.names import Imports, check_names
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.types import (
     BOOL,
@@ -143,8 +143,9 @@ def _is_prim(t: Type) -> bool:
 class Checker:
     """Checks one program (all its declarations, imports already merged)."""
 
-    def __init__(self) -> None:
+    def __init__(self, imports: Imports | None = None) -> None:
         self.u = Unifier()
+        self.imports = imports or Imports()
         self.u.visible = lambda name: self.lookup_var(name) is not None
         self.scopes: list[Scope] = [Scope()]
         self.cons = Consumption(self._vars_by_uid, self._is_prim_var)
@@ -173,8 +174,19 @@ class Checker:
     def lookup_var(self, name: str) -> VarInfo | None:
         for scope in reversed(self.scopes):
             if name in scope.vars:
+                if scope is self.scopes[0] and self._hidden(name):
+                    return None
                 return scope.vars[name]
         return None
+
+    def _hidden(self, name: str) -> bool:
+        """Whether top-level `name` comes only from a file this one does not
+        import.  A built-in's name stays the definition's, as later stages
+        see it (they know no files)."""
+        from futgen.frontend.prelude import SIGNATURES
+
+        return (self.imports.hidden(name) and name not in SIGNATURES
+                and name not in BUILTIN_BINOPS)
 
     def lookup_type(self, name: str) -> Any:
         for scope in reversed(self.scopes):
@@ -510,7 +522,7 @@ class Checker:
         if name in ("vjp", "jvp", "vjp2", "jvp2"):
             raise UnsupportedFeature("automatic differentiation (vjp/jvp)", loc)
         if header is None:
-            raise self.err(f'Unknown name "{name}".', loc)
+            raise self.err(f'Unknown name "{name}".{self.imports.why_unknown(name)}', loc)
         from futgen.frontend.parser import parse_header
 
         decl = parse_header(name, header)
@@ -1519,6 +1531,7 @@ class Checker:
 
     def check_value_decl(self, d: S.ValDecl) -> None:
         check_names(d)
+        self.imports.file = d.loc.file
         self._visited = []
         self._size_uses = {}
         self.u.computed.clear()  # an earlier declaration's are known in this one
@@ -1582,6 +1595,7 @@ class Checker:
         info = self.bind_var(
             d.name, scheme.type, d.loc, scheme=scheme, is_global=True, exact=True
         )
+        self.imports.define(d.name, d.loc.file)
         if not d.params and not d.tparams and _contains_array(scheme.type):
             info.aliases = frozenset({f"global:{d.name}"})
 
@@ -2039,9 +2053,10 @@ def _is_function_literal(e: S.Expr) -> bool:
     )
 
 
-def check_program(decls: list[S.Decl]) -> Checker:
-    """Type-check declarations in order; fills in `ty` fields. Returns the checker."""
-    checker = Checker()
+def check_program(decls: list[S.Decl], imports: dict[str, set[str]] | None = None) -> Checker:
+    """Type-check declarations in order; fills in `ty` fields. Returns the checker.
+    `imports`: by file, the files it imports (None: every file sees all)."""
+    checker = Checker(Imports(imports))
     for d in decls:
         try:
             checker.check_decl(d)
