@@ -33,8 +33,9 @@ def check_source(text: str, file: str = "<string>") -> S.Program:
     from futgen.frontend.typecheck import check_program
 
     decls: list[S.Decl] = []
-    _gather(text, file, decls, loaded=set(), stack=[])
-    check_program(decls)
+    imports: dict[str, set[str]] = {}
+    _gather(text, file, decls, loaded=set(), stack=[], imports=imports)
+    check_program(decls, imports)
     return S.Program(file, decls)
 
 
@@ -47,19 +48,24 @@ def parse_file(text: str, file: str) -> S.Program:
     return prog
 
 
-def _gather(text: str, file: str, out: list, loaded: set, stack: list) -> None:
+def _gather(text: str, file: str, out: list, loaded: set, stack: list,
+            imports: dict[str, set[str]]) -> None:
+    """Append the declarations of `file` and of the files it imports to
+    `out`, dependencies first; note in `imports` what each file imports."""
     prog = parse_file(text, file)
     for d in prog.decls:
         if isinstance(d, S.ImportDecl):
-            _import(d, file, out, loaded, stack + [file])
+            _import(d, file, out, loaded, stack + [file], imports)
         else:
             out.append(d)
 
 
 def _import(
-    d: S.ImportDecl, importer: str, out: list, loaded: set, stack: list
+    d: S.ImportDecl, importer: str, out: list, loaded: set, stack: list,
+    imports: dict[str, set[str]],
 ) -> None:
     path = os.path.normpath(os.path.join(os.path.dirname(importer), d.path + ".fut"))
+    imports.setdefault(importer, set()).add(path)
     if path in stack:
         raise CompileError(f'import cycle: "{d.path}" imports itself', d.loc)
     if path in loaded:
@@ -70,7 +76,7 @@ def _import(
             text = f.read()
     except OSError:
         raise CompileError(f'cannot import "{d.path}": no file {path}', d.loc) from None
-    _gather(text, path, out, loaded, stack)
+    _gather(text, path, out, loaded, stack, imports)
 
 
 def _qualified_to_projection(node):

@@ -46,6 +46,7 @@ from futgen.frontend.aliases import (
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
+from futgen.frontend.equality import check_equalities
 from futgen.frontend.lambda_sizes import check_lambda_sizes
 from futgen.frontend.lifted import (
     Instance,
@@ -56,8 +57,9 @@ from futgen.frontend.lifted import (
     check_order_zero,
     functional,
 )
-from futgen.frontend.equality import check_equalities
+from futgen.frontend.literals import check_literals
 from futgen.frontend.loops import changed_sizes, check_loop_classes
+from futgen.frontend.names import Imports, check_names
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.typedecls import check_type_decl
 from futgen.frontend.types import (
@@ -108,7 +110,12 @@ BUILTIN_BINOPS = (
 
 @dataclass
 class Scheme:
-    """A possibly polymorphic type: quantified type and size names."""
+    """A possibly polymorphic type: quantified type and size names.
+
+    `unlifted` are the type parameters declared unlifted (`'t`, level ""):
+    an instance may hold no size bound by a function argument's parameter
+    (`map iota`).
+    """
 
     tvars: tuple[str, ...]
     svars: tuple[str, ...]
@@ -116,6 +123,10 @@ class Scheme:
     # The level of each declared type parameter ("" or "~": see lifted.py);
     # one not here (inferred ones) may be anything.
     levels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def unlifted(self) -> frozenset[str]:
+        return frozenset(v for v, level in self.levels.items() if level == "")
 
 
 @dataclass
@@ -153,8 +164,9 @@ def _is_prim(t: Type) -> bool:
 class Checker:
     """Checks one program (all its declarations, imports already merged)."""
 
-    def __init__(self) -> None:
+    def __init__(self, imports: Imports | None = None) -> None:
         self.u = Unifier()
+        self.imports = imports or Imports()
         self.u.visible = lambda name: self.lookup_var(name) is not None
         self.u.levels.stamp_of = self._stamp_of
         self.scopes: list[Scope] = [Scope()]
@@ -194,8 +206,19 @@ class Checker:
     def lookup_var(self, name: str) -> VarInfo | None:
         for scope in reversed(self.scopes):
             if name in scope.vars:
+                if scope is self.scopes[0] and self._hidden(name):
+                    return None
                 return scope.vars[name]
         return None
+
+    def _hidden(self, name: str) -> bool:
+        """Whether top-level `name` comes only from a file this one does not
+        import.  A built-in's name stays the definition's, as later stages
+        see it (they know no files)."""
+        from futgen.frontend.prelude import SIGNATURES
+
+        return (self.imports.hidden(name) and name not in SIGNATURES
+                and name not in BUILTIN_BINOPS)
 
     def lookup_type(self, name: str) -> Any:
         for scope in reversed(self.scopes):
@@ -412,6 +435,7 @@ class Checker:
         if not s.tvars and not s.svars:
             return s.type
         tsub = {v: self.u.fresh_type() for v in s.tvars}
+        self.u.unlifted.update(tsub[v].name for v in s.unlifted)
         ssub = {v: self.u.fresh_size() for v in s.svars}
         if e is not None:
             self._note_size_uses(s, ssub, e)
@@ -542,7 +566,7 @@ class Checker:
         if name in ("vjp", "jvp", "vjp2", "jvp2"):
             raise UnsupportedFeature("automatic differentiation (vjp/jvp)", loc)
         if header is None:
-            raise self.err(f'Unknown name "{name}".', loc)
+            raise self.err(f'Unknown name "{name}".{self.imports.why_unknown(name)}', loc)
         from futgen.frontend.parser import parse_header
 
         decl = parse_header(name, header)
@@ -1555,7 +1579,7 @@ class Checker:
 
     def check_decl(self, d: S.Decl) -> None:
         match d:
-            case S.TypeDecl(name, params, body, lifted, loc):
+            case S.TypeDecl(name, params, body, lifted, _):
                 check_type_decl(d, self._type_decls)
                 self.scopes[0].types[name] = TypeAbbrev(params, body, lifted)
                 # Resolve once now so that errors in the definition are reported here.
@@ -1569,6 +1593,8 @@ class Checker:
                 pass
 
     def check_value_decl(self, d: S.ValDecl) -> None:
+        check_names(d)
+        self.imports.file = d.loc.file
         self._visited = []
         self._size_uses = {}
         self.u.computed.clear()  # an earlier declaration's are known in this one
@@ -1627,6 +1653,7 @@ class Checker:
             if isinstance(node, S.LetFun):
                 node.fun_ty = self.zonk(node.fun_ty)
             check_order_zero(node, self._tparams)
+        check_literals(d.body)
         d.ty = _close_sizes(scheme.type, self.u, implicit)
         check_recursion(d, self.err)
         self._visited = []
@@ -1637,6 +1664,7 @@ class Checker:
         info = self.bind_var(
             d.name, scheme.type, d.loc, scheme=scheme, is_global=True, exact=True
         )
+        self.imports.define(d.name, d.loc.file)
         if not d.params and not d.tparams and _contains_array(scheme.type):
             info.aliases = frozenset({f"global:{d.name}"})
 
@@ -2071,9 +2099,10 @@ def _is_function_literal(e: S.Expr) -> bool:
     )
 
 
-def check_program(decls: list[S.Decl]) -> Checker:
-    """Type-check declarations in order; fills in `ty` fields. Returns the checker."""
-    checker = Checker()
+def check_program(decls: list[S.Decl], imports: dict[str, set[str]] | None = None) -> Checker:
+    """Type-check declarations in order; fills in `ty` fields. Returns the checker.
+    `imports`: by file, the files it imports (None: every file sees all)."""
+    checker = Checker(Imports(imports))
     for d in decls:
         try:
             checker.check_decl(d)

@@ -150,6 +150,7 @@ def size_names(d: SizeExpr) -> set[str]:
         return {e.name} if hasattr(e, "name") else set()
     return walk(d.expr)
 
+
 def dim_names(d: Dim) -> set[str]:
     """The variables size `d` reads."""
     match d:
@@ -330,6 +331,21 @@ def implicit_size_params(t: Type | None) -> tuple[str, ...]:
     type `t` that its text does not name (`def main A = ...` with `A:
     [?n1][?n2]i32`): inference names, which start with '?'."""
     return tuple(sorted(n for n in size_var_names(t) if n.startswith("?"))) if t else ()
+
+
+def names_in_sizes(t: Type) -> set[str]:
+    """The variables the sizes in `t` read (`[n]`, `[n + 1]`), but not those
+    of an arrow's result that name its own parameter."""
+    match t:
+        case Array(e, shape, _):
+            return set().union(*(dim_names(d) for d in shape)) | names_in_sizes(e)
+        case Tuple(es):
+            return set().union(*(names_in_sizes(x) for x in es))
+        case Record(fs):
+            return set().union(*(names_in_sizes(x) for _, x in fs))
+        case Arrow(n, p, r):
+            return names_in_sizes(p) | (names_in_sizes(r) - {n})
+    return set()
 
 
 def dim_pairs(t: Type, other: Type) -> Iterator[tuple[Dim, Dim]]:

@@ -40,6 +40,7 @@ from futgen.frontend.types import (
     Type,
     TypeVar,
     array_of,
+    names_in_sizes,
     nonunique,
     size_names,
     substitute,
@@ -98,6 +99,10 @@ class Unifier:
         self._params: list[str | None] = []  # of the arrows being unified
         self.issued = 0  # inference names made so far (a stamp, `levels.py`)
         self.levels = Levels()
+        # Type variables standing for unlifted type parameters (`'x` of
+        # `map`): Futhark's arrays are regular, so such a variable may not
+        # become a type whose size a function's parameter gives (`map iota`).
+        self.unlifted: set[str] = set()
 
     # ------------------------------------------------------------ fresh names
 
@@ -367,12 +372,29 @@ class Unifier:
             self.levels.binding_type(name, type_var_names(self.zonk(t)))
         except ScopeViolation as e:
             raise UnifyError(str(e)) from None
+        if name in self.unlifted:
+            self._check_unlifted(t)
         c = self.constraints.pop(name, None)
         # Uniqueness belongs to declared parameter and return types, never to
         # what an inference variable stands for.
         self.types[name] = nonunique(t)
         if c is not None:
             self._apply_constraint(c, t, lenient)
+
+    def _check_unlifted(self, t: Type) -> None:
+        """`t` may instantiate an unlifted type parameter: no size in it is
+        a parameter of the arrows being unified (the function argument's)."""
+        t = self.zonk(t)
+        if isinstance(t, TypeVar):
+            self.unlifted.add(t.name)
+            return
+        bound = sorted(names_in_sizes(t) & {p for p in self._params if p})
+        if bound:
+            raise UnifyError(
+                f"the size of {nonunique(t)} is the function's parameter \"{bound[0]}\", an "
+                "existential size outside it: a type parameter would be instantiated with a "
+                "type containing anonymous sizes"
+            )
 
     def _apply_constraint(self, c: Constraint, t: Type, lenient: bool) -> None:
         t = self.shallow(t)
