@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from futgen.errors import NOWHERE, CompileError, Loc, UnsupportedFeature
@@ -48,6 +48,11 @@ from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
 from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.recursion import check_recursion
+from futgen.frontend.size_scope import (
+    check_dependent_arg,
+    check_parameter_scope,
+    check_unknown_parameter_sizes,
+)
 from futgen.frontend.types import (
     BOOL,
     EXISTENTIAL_PREFIX,
@@ -95,11 +100,13 @@ BUILTIN_BINOPS = (
 
 @dataclass
 class Scheme:
-    """A possibly polymorphic type: quantified type and size names."""
+    """A possibly polymorphic type: quantified type and size names, and
+    the type names declared without `^` or `~` (no anonymous sizes)."""
 
     tvars: tuple[str, ...]
     svars: tuple[str, ...]
     type: Type
+    unlifted: tuple[str, ...] = ()
 
 
 @dataclass
@@ -147,6 +154,9 @@ class Checker:
         self._builtin_cache: dict[str, Scheme] = {}
         # The inference sizes made for named sizes in this declaration.
         self._size_uses: dict[str, SizeUse] = {}
+        # The type variables standing for non-lifted type parameters of
+        # functions where used (they may not hold a dependent size).
+        self._unlifted_instances: set[str] = set()
         # The `id`s of this declaration's sections of the built-in `++`.
         self._concat_sections: set[int] = set()
 
@@ -374,6 +384,7 @@ class Checker:
         if not s.tvars and not s.svars:
             return s.type
         tsub = {v: self.u.fresh_type() for v in s.tvars}
+        self._unlifted_instances.update(tsub[v].name for v in s.unlifted if v in tsub)
         ssub = {v: self.u.fresh_size() for v in s.svars}
         if e is not None:
             self._note_size_uses(s, ssub, e)
@@ -533,7 +544,7 @@ class Checker:
         t = ret
         for name, p in reversed(list(zip(names, params))):
             t = Arrow(name, p, t)
-        return Scheme(tvars, svars, t)
+        return Scheme(tvars, svars, t, _unlifted(decl.tparams))
 
     def _op_type(self, op: str, loc: Loc) -> Type:
         """The type of a built-in binary operator used as a function."""
@@ -785,6 +796,7 @@ class Checker:
         ft, fn_alias = self.check(fn)
         fname = fn.full_name if isinstance(fn, S.Var) else "function"
         params: list[Type] = []
+        results: list[Type] = []  # after each argument
         pending: dict[str, Dim] = {}
         cur = ft
         for i, arg in enumerate(args):
@@ -797,6 +809,7 @@ class Checker:
                 raise self.err(_not_applicable(fn, fname, i, len(args), self.zonk(ft)), arg.loc)
             params.append(cur.param)
             cur = self._dependent_result(cur, arg, pending)
+            results.append(cur)
         self.u.sizes.update(pending)
         order = sorted(range(len(args)), key=lambda i: _is_function_literal(args[i]))
         arg_aliases: list[Alias] = [NO_ALIAS] * len(args)
@@ -814,6 +827,9 @@ class Checker:
                     args[i].loc,
                 ) from None
             self._check_functional_arg(fname, i, at, params[i], before, args[i])
+            unlifted = _type_var_names(ft) & self._unlifted_instances
+            check_dependent_arg(fname, i, args[i], params[i], at, results[i], unlifted,
+                                self.u)
         if (
             isinstance(fn, S.Var)
             and fn.full_name in FRESH_RESULT_BUILTINS
@@ -948,6 +964,7 @@ class Checker:
             ptypes.append(pt)
         ret = self.resolve(e.ret) if e.ret is not None else None
         body_t, body_al = self.check(e.body, ret, "Function body does not have expected type")
+        check_parameter_scope(e.params, ptypes, self.u)
         self._check_function_result(
             "the lambda", ret, body_al, param_vars, bool(e.params), e.loc
         )
@@ -1404,13 +1421,17 @@ class Checker:
                     f"Function body does not have expected type {self.zonk(ret)}: {why}.",
                     d.body.loc,
                 )
+        check_parameter_scope(d.params, ptypes, self.u)
         if infer:
             ret = self._visible_sizes(self.zonk(ret))
+        rt = ret if ret is not None else bt
+        if d.params:  # in the scope of the parameters, not of the body
+            check_unknown_parameter_sizes(d.name, self.zonk(rt), self.lookup_var,
+                                          written_name, d.loc)
         closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
         if local:
             self.cons.consumed = consumed_before
         self.pop()
-        rt = ret if ret is not None else bt
         self._check_function_result(
             f'"{d.name}"', ret, bal, param_vars, bool(d.params), d.body.loc
         )
@@ -1418,7 +1439,7 @@ class Checker:
         t = rt
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
-        return Scheme(tvars, svars, t), closure
+        return Scheme(tvars, svars, t, _unlifted(d.tparams)), closure
 
     def _visible_sizes(self, t: Type) -> Type:
         """`t` (an inferred return type) with every size a caller cannot
@@ -1521,10 +1542,10 @@ class Checker:
         self.pop()
         self.unify(self_type, scheme.type, d.loc, f'recursive use of "{d.name}"')
         self._apply_defaults()
-        scheme = Scheme(scheme.tvars, scheme.svars, self.zonk(scheme.type))
+        scheme = replace(scheme, type=self.zonk(scheme.type))
         free = sorted(_free_type_vars(scheme.type))
         free_sizes = tuple(sorted(_free_size_vars(scheme.type)))
-        scheme = Scheme(scheme.tvars, scheme.svars + free_sizes, scheme.type)
+        scheme = replace(scheme, svars=scheme.svars + free_sizes)
         if d.is_entry_point and scheme.tvars:
             raise self.err(
                 f'Entry point functions may not be polymorphic ("{d.name}" has '
@@ -1544,7 +1565,7 @@ class Checker:
                     f"the ambiguous type {scheme.type}).",
                     d.loc,
                 )
-            scheme = Scheme(scheme.tvars + tuple(free), scheme.svars, scheme.type)
+            scheme = replace(scheme, tvars=scheme.tvars + tuple(free))
         if d.entry:
             self._check_entry(d, scheme)
         local_functions = [n.fun_ty for n in self._visited if isinstance(n, S.LetFun)]
@@ -1644,6 +1665,26 @@ def _record_or_tuple(fields: tuple[tuple[str, Type], ...]) -> Type:
 
 def _contains_array(t: Type) -> bool:
     return any_array(t, lambda a: True)
+
+
+def _unlifted(tparams: list[S.TParam]) -> tuple[str, ...]:
+    return tuple(p.name for p in tparams if isinstance(p, S.TypeParam) and not p.lifted)
+
+
+def _type_var_names(t: Type) -> set[str]:
+    """The names of the type variables in `t` (not resolved)."""
+    match t:
+        case TypeVar(n):
+            return {n}
+        case Array(e, _, _):
+            return _type_var_names(e)
+        case Tuple(es):
+            return set().union(*(_type_var_names(x) for x in es))
+        case Record(fs):
+            return set().union(*(_type_var_names(x) for _, x in fs))
+        case Arrow(_, p, r):
+            return _type_var_names(p) | _type_var_names(r)
+    return set()
 
 
 def _free_type_vars(t: Type) -> set[str]:
