@@ -241,7 +241,9 @@ class Checker:
         """The semantic type of a type expression.
 
         `anon` says what an anonymous size `[]` means: "any" (a size known at
-        run time) or "fresh" (a new inference variable, for parameters).
+        run time), "fresh" (a new inference variable, for parameters) or
+        "result" (fresh, and so is each name of an existential `?[n].` outside
+        function types: a return type's sizes are the body's).
         """
         match te:
             case S.TEName(name, args, loc):
@@ -257,6 +259,7 @@ class Checker:
                 typed = [(f, self.resolve(t, anon)) for f, t in fields]
                 return self.record_type(typed, loc, "record type")
             case S.TEArrow(pname, param, ret, _):
+                anon = "fresh" if anon == "result" else anon
                 if pname is not None:
                     self.push()
                     self.bind_var(pname, I64, te.loc)
@@ -271,9 +274,11 @@ class Checker:
             case S.TEExist(names, body, loc):
                 # Each name is a size of its own that no caller can name; so
                 # are sizes computed from them (`?[k].([k]a, [n - k]a)`).
+                # In a return type each name is one size of the body's.
                 self.push()
                 for n in names:
-                    self.scopes[-1].types[f"[{n}]"] = self.u.anonymous_size()
+                    self.scopes[-1].types[f"[{n}]"] = (
+                        self.u.fresh_size() if anon == "result" else self.u.anonymous_size())
                     self.bind_var(n, I64, loc, consumable="a size")
                 try:
                     t = self.resolve(body, anon)
@@ -345,7 +350,8 @@ class Checker:
                 return SizeConst(v)
             case S.DimAny(_):
                 return (
-                    self.u.fresh_size() if anon == "fresh" else self.u.anonymous_size()
+                    self.u.fresh_size() if anon in ("fresh", "result")
+                    else self.u.anonymous_size()
                 )
             case S.DimName(name, loc):
                 bound = self.lookup_type(f"[{name}]")
@@ -962,9 +968,13 @@ class Checker:
                 self.unify(pt, ex, p.loc, "lambda parameter")
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
-        ret = self.resolve(e.ret) if e.ret is not None else None
+        # A `[]` of the return type is the body's size where the caller
+        # can name it (a parameter), as for a named function.
+        ret = self.resolve(e.ret, "result") if e.ret is not None else None
         body_t, body_al = self.check(e.body, ret, "Function body does not have expected type")
         check_parameter_scope(e.params, ptypes, self.u)
+        if ret is not None:
+            ret = self._visible_sizes(self.zonk(ret))
         self._check_function_result(
             "the lambda", ret, body_al, param_vars, bool(e.params), e.loc
         )
@@ -1253,7 +1263,9 @@ class Checker:
         return self.zonk(result), merge_alias(remove_alias(ial, gone), bal)
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
-        t = self.resolve(e.type)
+        # An ascription's `[]` is the expression's size (Futhark's rule), not
+        # a size that hides it.
+        t = self.resolve(e.type, "fresh")
         _, al = self.check(
             e.expr, t, "Expression does not have expected type from type ascription"
         )
@@ -1412,7 +1424,7 @@ class Checker:
         # A size the return type leaves out (`: []i32`) is the body's where
         # the caller can name it (`[l]`, a parameter), else existential.
         infer = d.ret is not None and bool(d.params) and not self._is_builtin(d.body)
-        ret = self.resolve(d.ret, "fresh" if infer else "any") if d.ret is not None else None
+        ret = self.resolve(d.ret, "result" if infer else "any") if d.ret is not None else None
         bt, bal = self.check(d.body, ret, "Function body does not have expected type")
         if ret is not None and not self._is_builtin(d.body):
             why = function_subtype_error(self.zonk(bt), self.zonk(ret))
