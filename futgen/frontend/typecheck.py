@@ -84,6 +84,7 @@ from futgen.frontend.types import (
 )
 from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
+from futgen.frontend.witnesses import check_abbreviation_witnessed, check_existentials_witnessed
 from futgen.frontend.written_sizes import SIZE_OPS
 
 ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
@@ -272,6 +273,7 @@ class Checker:
                 t = self.resolve(inner, anon)
                 return make_unique(t)
             case S.TEExist(names, body, loc):
+                check_existentials_witnessed(te)
                 # Each name is a size of its own that no caller can name; so
                 # are sizes computed from them (`?[k].([k]a, [n - k]a)`).
                 # In a return type each name is one size of the body's.
@@ -1535,6 +1537,7 @@ class Checker:
                         self.scopes[-1].types[p.name] = TypeVar(p.name)
                 self.resolve(body)
                 self.pop()
+                check_abbreviation_witnessed(body)
                 del loc
             case S.ValDecl():
                 self.check_value_decl(d)

@@ -50,3 +50,23 @@ def test_an_existential_size_is_one_size() -> None:
 
 def test_an_existential_size_may_be_a_local_size() -> None:
     accept(EXISTS.format("y"))
+
+
+def test_an_abbreviation_may_not_hide_a_size_in_a_function_parameter() -> None:
+    msg = reject("type^ pred = (bool, [3]i32) -> []i32 -> bool\n")
+    assert "t.fut:1:32" in msg
+    assert "anonymous size not used constructively" in msg
+
+
+def test_an_abbreviation_may_have_an_anonymous_size_in_a_result() -> None:
+    accept("type^ pred = (bool, [3]i32) -> i32 -> []bool\n")
+
+
+def test_an_existential_size_must_be_an_array_size() -> None:
+    msg = reject("def f : (k: i64) -> ?[m].bool -> [m]i64 = \\k _ -> iota k\n")
+    assert "t.fut:1:21" in msg
+    assert 'Existential size "m" not used as array size.' in msg
+
+
+def test_an_existential_size_may_be_the_size_of_a_returned_array() -> None:
+    accept("def f : (k: i64) -> bool -> ?[m].[m]i64 = \\k _ -> iota k\n")
