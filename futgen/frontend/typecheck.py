@@ -956,6 +956,12 @@ class Checker:
                 if cur.param_name is not None and name not in (None, cur.param_name):
                     # The lambda's own name for a dependent parameter.
                     ret = _substitute(self.zonk(ret), {}, {cur.param_name: SizeVar(name)})
+                elif cur.param_name is not None and name is None:
+                    # A dependent parameter the lambda does not name: its
+                    # sizes are unknown in the lambda (Futhark's rule).
+                    why = f'is the size "{cur.param_name}" of a parameter the lambda does not name.'
+                    ret = _substitute(self.zonk(ret), {},
+                                      {cur.param_name: self.u.existential_size(why)})
                 cur = self.u.shallow(ret)
             else:
                 expected_params.append(None)

@@ -71,3 +71,17 @@ def test_a_parameter_size_may_name_a_variable_of_the_body_it_also_gives() -> Non
 
 def test_a_parameter_size_may_name_a_size_parameter() -> None:
     accept("def g [n] (_: [n]i32) = \\(_: [n]i32) -> 0i32\n")
+
+
+NAMED = "type^ sized = (k: i64) -> [k]i64 -> i64\n"
+
+
+def test_a_lambda_must_name_a_dependent_parameter_its_sizes_use() -> None:
+    msg = reject(NAMED + "def f : sized = \\_ ys -> length ys\n")
+    assert "t.fut:2:17" in msg
+    assert 'Sizes "k" and' in msg
+    assert 'is the size "k" of a parameter the lambda does not name' in msg
+
+
+def test_a_lambda_may_name_a_dependent_parameter_otherwise() -> None:
+    accept(NAMED + "def f : sized = \\m ys -> length ys + m\n")
