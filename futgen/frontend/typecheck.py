@@ -937,7 +937,10 @@ class Checker:
         if fn.qual:
             return True  # i64.i32, f32.sqrt: the prelude's modules
         v = self.lookup_var(fn.name)
-        return v is not None and v.is_global
+        if v is None:  # `length xs`: a built-in function of the prelude
+            from futgen.frontend.prelude import SIGNATURES
+            return fn.name in SIGNATURES
+        return v.is_global
 
     def _result_aliases(self, res: Type, arg_aliases: list[Alias]) -> Alias:
         res = self.zonk(res)

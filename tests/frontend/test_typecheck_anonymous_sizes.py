@@ -1,7 +1,9 @@
-"""Anonymous sizes `[]` written in an ascription, a lambda's return type or
-an existential return type `?[n].`: each is the size of the expression it
-types (an inference size), so it cannot hide a size from the checker.  Each
-rejected program has a close variant that is accepted."""
+"""Sizes that hide nothing.  An anonymous size `[]` written in an
+ascription, a lambda's return type or an existential return type `?[n].`
+is the size of the expression it types (an inference size); a built-in's
+application (`length xs`) is a size of its own; a type may not use a size
+only inside function types.  Each rejected program has a close variant
+that is accepted."""
 
 from checks import accept, reject
 
@@ -70,3 +72,14 @@ def test_an_existential_size_must_be_an_array_size() -> None:
 
 def test_an_existential_size_may_be_the_size_of_a_returned_array() -> None:
     accept("def f : (k: i64) -> bool -> ?[m].[m]i64 = \\k _ -> iota k\n")
+
+
+def test_a_builtin_application_is_a_size_of_its_own() -> None:
+    msg = reject("def f [k] (ys: [k]bool) : [k]i32 = replicate (length ys) 0\n")
+    assert "t.fut:1:36" in msg
+    assert 'Sizes "k" and "length ys" do not match' in msg
+
+
+def test_a_builtin_application_is_the_size_written_the_same() -> None:
+    accept("def f [k] (ys: [k]bool) : [k]i32 = replicate k 0\n"
+           "def g (ys: []bool) = zip (iota (length ys)) (replicate (length ys) 1i32)\n")
