@@ -11,7 +11,9 @@ inferred:
 - a parameter whose inferred size is a later parameter (`def f xs n = zip
   xs (iota n)`): the size of `xs` is not known when `xs` is bound;
 - a function's inferred type with a size in a parameter that names a
-  variable of its body: no caller can give an argument of that size.
+  variable of its body: no caller can give an argument of that size;
+- a return type annotation naming a variable bound inside a parameter's
+  pattern, which the function's type does not name.
 """
 
 from __future__ import annotations
@@ -121,3 +123,16 @@ def _produced_sizes(t: Type) -> set[str]:
         case Record(fs):
             return set().union(*(_produced_sizes(x) for _, x in fs))
     return set()
+
+
+def check_return_names(params: list[S.Pat], whole: set[str], names: set[str],
+                       ret: S.TypeExp) -> None:
+    """A return type annotation (naming `names`) may not name a variable
+    bound inside a parameter's pattern (`(x: i64, _: bool)`): the function's
+    type names only whole parameters (`whole`), so no caller could know
+    that size."""
+    inner = set().union(*(pattern_names(p) for p in params)) - whole
+    for name in sorted(names & inner):
+        raise CompileError(
+            f'The return type annotation refers to the name "{name}" which is bound to '
+            "an inner component of a function parameter.", ret.loc)

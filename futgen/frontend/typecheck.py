@@ -51,6 +51,7 @@ from futgen.frontend.recursion import check_recursion
 from futgen.frontend.size_scope import (
     check_dependent_arg,
     check_parameter_scope,
+    check_return_names,
     check_unknown_parameter_sizes,
 )
 from futgen.frontend.types import (
@@ -981,6 +982,8 @@ class Checker:
             ptypes.append(pt)
         # A `[]` of the return type is the body's size where the caller
         # can name it (a parameter), as for a named function.
+        if e.ret is not None:
+            self._check_return_names(e.params, e.ret)
         ret = self.resolve(e.ret, "result") if e.ret is not None else None
         body_t, body_al = self.check(e.body, ret, "Function body does not have expected type")
         check_parameter_scope(e.params, ptypes, self.u)
@@ -1435,6 +1438,8 @@ class Checker:
         # A size the return type leaves out (`: []i32`) is the body's where
         # the caller can name it (`[l]`, a parameter), else existential.
         infer = d.ret is not None and bool(d.params) and not self._is_builtin(d.body)
+        if d.ret is not None:
+            self._check_return_names(d.params, d.ret)
         ret = self.resolve(d.ret, "result" if infer else "any") if d.ret is not None else None
         bt, bal = self.check(d.body, ret, "Function body does not have expected type")
         if ret is not None and not self._is_builtin(d.body):
@@ -1463,6 +1468,12 @@ class Checker:
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
         return Scheme(tvars, svars, t, _unlifted(d.tparams)), closure
+
+    def _check_return_names(self, params: list[S.Pat], ret: S.TypeExp) -> None:
+        written = WrittenSizes()
+        _type_exp_size_names(ret, written, False)
+        whole = {n for p in params if (n := _param_name(p)) is not None}
+        check_return_names(params, whole, written.all(), ret)
 
     def _visible_sizes(self, t: Type) -> Type:
         """`t` (an inferred return type) with every size a caller cannot

@@ -85,3 +85,13 @@ def test_a_lambda_must_name_a_dependent_parameter_its_sizes_use() -> None:
 
 def test_a_lambda_may_name_a_dependent_parameter_otherwise() -> None:
     accept(NAMED + "def f : sized = \\m ys -> length ys + m\n")
+
+
+def test_a_return_type_may_not_name_part_of_a_parameter() -> None:
+    msg = reject("def f (k: i64, _: i32) : [k]i32 = replicate k 0\n")
+    assert "t.fut:1:26" in msg
+    assert 'The return type annotation refers to the name "k"' in msg
+
+
+def test_a_return_type_may_name_a_whole_parameter() -> None:
+    accept("def f (k: i64) (_: i32) : [k]i32 = replicate k 0\n")
