@@ -24,7 +24,15 @@ from futgen.errors import CompileError, Loc
 from futgen.frontend import syntax as S
 from futgen.frontend.aliases import ERROR_INDEX
 from futgen.frontend.astwalk import pattern_names
-from futgen.frontend.types import Array, Arrow, Record, Tuple, Type, TypeVar, size_var_names
+from futgen.frontend.types import (
+    Array,
+    Arrow,
+    Record,
+    Tuple,
+    Type,
+    TypeVar,
+    size_var_names,
+)
 from futgen.frontend.unify import Unifier
 
 

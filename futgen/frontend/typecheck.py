@@ -85,7 +85,10 @@ from futgen.frontend.types import (
 )
 from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
-from futgen.frontend.witnesses import check_abbreviation_witnessed, check_existentials_witnessed
+from futgen.frontend.witnesses import (
+    check_abbreviation_witnessed,
+    check_existentials_witnessed,
+)
 from futgen.frontend.written_sizes import SIZE_OPS
 
 ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
