@@ -38,7 +38,7 @@ def check_lambda_sizes(declared: Type, body: S.Expr, u: Unifier) -> None:
     while isinstance(want, Arrow) and isinstance(got, Arrow):
         want, got = want.ret, got.ret
     for mine, theirs in dim_pairs(want, got):
-        if not _unnamed(mine):
+        if not _unnamed(mine, u):
             continue
         names = sorted(dim_names(u.resolved(theirs)) & params)
         if names:
@@ -48,9 +48,13 @@ def check_lambda_sizes(declared: Type, body: S.Expr, u: Unifier) -> None:
                 f"the size is introduced.\n{ERROR_INDEX}scope-violation", body.loc)
 
 
-def _unnamed(d: object) -> bool:
-    """Whether a size of a declared type is one the program left unnamed."""
-    return isinstance(d, AnySize) or (isinstance(d, SizeVar) and not written_name(d.name))
+def _unnamed(d: object, u: Unifier) -> bool:
+    """Whether a size of a declared type is one the program left unnamed
+    (an existential `?[m].` size names a size of each result: the lambda's
+    may be it)."""
+    if isinstance(d, AnySize):
+        return d.id not in u.existentials
+    return isinstance(d, SizeVar) and not written_name(d.name)
 
 
 def _lambda_params(lam: S.Expr) -> set[str]:

@@ -61,6 +61,12 @@ from futgen.frontend.literals import check_literals
 from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.names import Imports, check_names
 from futgen.frontend.recursion import check_recursion
+from futgen.frontend.size_scope import (
+    check_dependent_arg,
+    check_parameter_scope,
+    check_return_names,
+    check_unknown_parameter_sizes,
+)
 from futgen.frontend.typedecls import check_type_decl
 from futgen.frontend.types import (
     BOOL,
@@ -94,6 +100,10 @@ from futgen.frontend.types import (
 )
 from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
+from futgen.frontend.witnesses import (
+    check_abbreviation_witnessed,
+    check_existentials_witnessed,
+)
 from futgen.frontend.written_sizes import SIZE_OPS
 
 ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
@@ -290,7 +300,9 @@ class Checker:
         """The semantic type of a type expression.
 
         `anon` says what an anonymous size `[]` means: "any" (a size known at
-        run time) or "fresh" (a new inference variable, for parameters).
+        run time), "fresh" (a new inference variable, for parameters) or
+        "result" (fresh, and so is each name of an existential `?[n].` outside
+        function types: a return type's sizes are the body's).
         """
         match te:
             case S.TEName(name, args, loc):
@@ -308,6 +320,7 @@ class Checker:
                 typed = [(f, self.resolve(t, anon)) for f, t in fields]
                 return self.record_type(typed, loc, "record type")
             case S.TEArrow(pname, param, ret, _):
+                anon = "fresh" if anon == "result" else anon
                 if pname is not None:
                     self.push()
                     self.bind_var(pname, I64, te.loc)
@@ -320,18 +333,22 @@ class Checker:
                 t = self.resolve(inner, anon)
                 return make_unique(t)
             case S.TEExist(names, body, loc):
+                check_existentials_witnessed(te)
                 # Each name is a size of its own that no caller can name; so
                 # are sizes computed from them (`?[k].([k]a, [n - k]a)`).
+                # In a return type each name is one size of the body's.
                 self.push()
                 for n in names:
-                    self.scopes[-1].types[f"[{n}]"] = self.u.anonymous_size()
+                    self.scopes[-1].types[f"[{n}]"] = (
+                        self.u.fresh_size() if anon == "result"
+                        else self.u.anonymous_size(existential=True))
                     self.bind_var(n, I64, loc, consumable="a size")
                 try:
                     t = self.resolve(body, anon)
                 finally:
                     self.pop()
                 hidden = set(names)
-                return _map_dims(t, lambda d: self.u.anonymous_size()
+                return _map_dims(t, lambda d: self.u.anonymous_size(existential=True)
                                  if isinstance(d, SizeExpr | SizeProd)
                                  and dim_names(d) & hidden else d)
         raise UnsupportedFeature(
@@ -396,7 +413,8 @@ class Checker:
                 return SizeConst(v)
             case S.DimAny(_):
                 return (
-                    self.u.fresh_size() if anon == "fresh" else self.u.anonymous_size()
+                    self.u.fresh_size() if anon in ("fresh", "result")
+                    else self.u.anonymous_size()
                 )
             case S.DimName(name, loc):
                 bound = self.lookup_type(f"[{name}]")
@@ -856,6 +874,7 @@ class Checker:
         ft, fn_alias = self.check(fn)
         fname = fn.full_name if isinstance(fn, S.Var) else "function"
         params: list[Type] = []
+        results: list[Type] = []  # after each argument
         pending: dict[str, Dim] = {}
         cur = ft
         for i, arg in enumerate(args):
@@ -868,6 +887,7 @@ class Checker:
                 raise self.err(_not_applicable(fn, fname, i, len(args), self.zonk(ft)), arg.loc)
             params.append(cur.param)
             cur = self._dependent_result(cur, arg, pending)
+            results.append(cur)
         self.u.sizes.update(pending)
         order = sorted(range(len(args)), key=lambda i: _is_function_literal(args[i]))
         arg_aliases: list[Alias] = [NO_ALIAS] * len(args)
@@ -885,6 +905,9 @@ class Checker:
                     args[i].loc,
                 ) from None
             self._check_functional_arg(fname, i, at, params[i], before, args[i])
+            unlifted = _type_var_names(ft) & self.u.unlifted
+            check_dependent_arg(fname, i, args[i], params[i], at, results[i], unlifted,
+                                self.u)
         if (
             isinstance(fn, S.Var)
             and fn.full_name in FRESH_RESULT_BUILTINS
@@ -984,7 +1007,10 @@ class Checker:
         if fn.qual:
             return True  # i64.i32, f32.sqrt: the prelude's modules
         v = self.lookup_var(fn.name)
-        return v is not None and v.is_global
+        if v is None:  # `length xs`: a built-in function of the prelude
+            from futgen.frontend.prelude import SIGNATURES
+            return fn.name in SIGNATURES
+        return v.is_global
 
     def _result_aliases(self, res: Type, arg_aliases: list[Alias]) -> Alias:
         res = self.zonk(res)
@@ -1003,6 +1029,12 @@ class Checker:
                 if cur.param_name is not None and name not in (None, cur.param_name):
                     # The lambda's own name for a dependent parameter.
                     ret = _substitute(self.zonk(ret), {}, {cur.param_name: SizeVar(name)})
+                elif cur.param_name is not None and name is None:
+                    # A dependent parameter the lambda does not name: its
+                    # sizes are unknown in the lambda (Futhark's rule).
+                    why = f'is the size "{cur.param_name}" of a parameter the lambda does not name.'
+                    ret = _substitute(self.zonk(ret), {},
+                                      {cur.param_name: self.u.existential_size(why)})
                 cur = self.u.shallow(ret)
             else:
                 expected_params.append(None)
@@ -1017,8 +1049,15 @@ class Checker:
                 self.unify(pt, ex, p.loc, "lambda parameter")
             param_vars += self.bind_pattern(p, pt, NO_ALIAS, param=True)
             ptypes.append(pt)
-        ret = self.resolve(e.ret) if e.ret is not None else None
+        # A `[]` of the return type is the body's size where the caller
+        # can name it (a parameter), as for a named function.
+        if e.ret is not None:
+            self._check_return_names(e.params, e.ret)
+        ret = self.resolve(e.ret, "result") if e.ret is not None else None
         body_t, body_al = self.check(e.body, ret, "Function body does not have expected type")
+        check_parameter_scope(e.params, ptypes, self.u)
+        if ret is not None:
+            ret = self._visible_sizes(self.zonk(ret))
         self._check_function_result(
             "the lambda", ret, body_al, param_vars, bool(e.params), e.loc
         )
@@ -1307,7 +1346,9 @@ class Checker:
         return self.zonk(result), merge_alias(remove_alias(ial, gone), bal)
 
     def _check_Ascribe(self, e: S.Ascribe, _exp) -> tuple[Type, Alias]:
-        t = self.resolve(e.type)
+        # An ascription's `[]` is the expression's size (Futhark's rule), not
+        # a size that hides it.
+        t = self.resolve(e.type, "fresh")
         _, al = self.check(
             e.expr, t, "Expression does not have expected type from type ascription"
         )
@@ -1478,7 +1519,9 @@ class Checker:
         # A size the return type leaves out (`: []i32`) is the body's where
         # the caller can name it (`[l]`, a parameter), else existential.
         infer = d.ret is not None and bool(d.params) and not self._is_builtin(d.body)
-        ret = self.resolve(d.ret, "fresh" if infer else "any") if d.ret is not None else None
+        if d.ret is not None:
+            self._check_return_names(d.params, d.ret)
+        ret = self.resolve(d.ret, "result" if infer else "any") if d.ret is not None else None
         bt, bal = self.check(d.body, ret, "Function body does not have expected type")
         if ret is not None:
             check_lambda_sizes(ret, d.body, self.u)
@@ -1489,8 +1532,13 @@ class Checker:
                     f"Function body does not have expected type {self.zonk(ret)}: {why}.",
                     d.body.loc,
                 )
+        check_parameter_scope(d.params, ptypes, self.u)
         if infer:
             ret = self._visible_sizes(self.zonk(ret))
+        rt = ret if ret is not None else bt
+        if d.params:  # in the scope of the parameters, not of the body
+            check_unknown_parameter_sizes(d.name, self.zonk(rt), self.lookup_var,
+                                          written_name, d.loc)
         closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
         if local:
             self.cons.consumed = consumed_before
@@ -1498,7 +1546,6 @@ class Checker:
         if local:
             self.u.levels.leave_type_params(
                 outer_tparams, lambda n: isinstance(self.lookup_type(n), TypeVar))
-        rt = ret if ret is not None else bt
         self._check_function_result(
             f'"{d.name}"', ret, bal, param_vars, bool(d.params), d.body.loc
         )
@@ -1507,6 +1554,12 @@ class Checker:
         for p, pt in reversed(list(zip(d.params, ptypes))):
             t = Arrow(_param_name(p), pt, t)
         return Scheme(tvars, svars, t, _levels(d.tparams)), closure
+
+    def _check_return_names(self, params: list[S.Pat], ret: S.TypeExp) -> None:
+        written = WrittenSizes()
+        _type_exp_size_names(ret, written, False)
+        whole = {n for p in params if (n := _param_name(p)) is not None}
+        check_return_names(params, whole, written.all(), ret)
 
     def _visible_sizes(self, t: Type) -> Type:
         """`t` (an inferred return type) with every size a caller cannot
@@ -1587,6 +1640,7 @@ class Checker:
                 self._bind_tparams(params)
                 self.resolve(body)
                 self.pop()
+                check_abbreviation_witnessed(body)
             case S.ValDecl():
                 self.check_value_decl(d)
             case S.ImportDecl():
@@ -1727,6 +1781,22 @@ def _record_or_tuple(fields: tuple[tuple[str, Type], ...]) -> Type:
 
 def _contains_array(t: Type) -> bool:
     return any_array(t, lambda a: True)
+
+
+def _type_var_names(t: Type) -> set[str]:
+    """The names of the type variables in `t` (not resolved)."""
+    match t:
+        case TypeVar(n):
+            return {n}
+        case Array(e, _, _):
+            return _type_var_names(e)
+        case Tuple(es):
+            return set().union(*(_type_var_names(x) for x in es))
+        case Record(fs):
+            return set().union(*(_type_var_names(x) for _, x in fs))
+        case Arrow(_, p, r):
+            return _type_var_names(p) | _type_var_names(r)
+    return set()
 
 
 def _free_type_vars(t: Type) -> set[str]:

@@ -98,6 +98,7 @@ class Unifier:
         self.visible: Callable[[str], bool] = lambda name: True
         self._params: list[str | None] = []  # of the arrows being unified
         self.issued = 0  # inference names made so far (a stamp, `levels.py`)
+        self.existentials: set[int] = set()  # ids of AnySizes of `?[n].` types
         self.levels = Levels()
         # Type variables standing for unlifted type parameters (`'x` of
         # `map`): Futhark's arrays are regular, so such a variable may not
@@ -119,8 +120,13 @@ class Unifier:
     def fresh_size(self) -> SizeVar:
         return SizeVar(f"?n{self._fresh_id()}")
 
-    def anonymous_size(self) -> AnySize:
-        return AnySize(self._fresh_id())
+    def anonymous_size(self, existential: bool = False) -> AnySize:
+        """A size nobody named: a `[]`, or (`existential`) a name of a `?[n].`
+        type or a size computed from one, which `existentials` records."""
+        d = AnySize(self._fresh_id())
+        if existential:
+            self.existentials.add(d.id)
+        return d
 
     def existential_size(self, origin: str | None = None) -> SizeVar:
         """A size only known at run time that is equal to no other size
