@@ -399,11 +399,7 @@ def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
     lets and temps of that condition come first."""
     _emit_setup(em, plan, None)
     ready = {None}  # the conditions whose lets and temps are bound
-    k = 0
-    while k < len(plan.launches):
-        when = plan.launches[k].when
-        group = list(itertools.takewhile(lambda la: la.when == when, plan.launches[k:]))
-        k += len(group)
+    for when, group in itertools.groupby(plan.launches, key=lambda la: la.when):
         if when is None:
             for launch in group:
                 em.line(_launch_call(launch))
