@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 COLORS = {"default": "tab:blue", "outer": "tab:green", "flat": "tab:orange",
+          "outer_tiled": "tab:cyan", "outer_unsplit": "tab:olive",
           "blocks": "tab:orange", "warp": "tab:purple", "lanes": "tab:brown", "thread": "tab:green"}
 FAMILIES = {"matmul": ("n", "(2^n x 2^m) @ (2^m x 2^n), 2n + m = 28", "n"),
             "row_sums": ("k", "row sums of 2^26 f32 as 2^k rows", "k")}

@@ -93,7 +93,9 @@ def matrices(lib, sync, rng, rows: list[dict], ns=range(11), only_versions=None)
             row[f"{name}_err"] = _err(inst.matmul(a, b).get(), want)
             row[f"{name}_ms"] = timed(lambda i=inst, a=a, b=b: i.matmul(a, b), sync)
             if name == "default":
-                row["default_version"] = "outer" if inst.last_guards[-1][2] else "flat"
+                [outer] = [taken for name, _, taken in inst.last_guards
+                           if name.startswith("matmul.suff_outer_par")]
+                row["default_version"] = "outer" if outer else "flat"
         rows.append(row)
         _print(row)
 

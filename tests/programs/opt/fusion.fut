@@ -53,7 +53,7 @@ entry update_between (xs: *[]i32) =
 
 entry gather_then_scatter (dest: *[]i32) (is: []i64) =
   let vs = map (\i -> dest[i]) is
-  in scatter dest (iota (length is)) vs
+  in scatter dest (indices is) vs
 
 -- Two map nests whose inner scans cannot fuse stay two (each a segmented
 -- scan).
