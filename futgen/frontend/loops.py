@@ -48,7 +48,7 @@ def check_loop_classes(
     """
     pairs = _parameter_pairs(param, body, u)
     variant = _variant(pairs, inits, u)
-    named = {u.anon_root(AnySize(i)) for i in u.anon_named}
+    named = named_roots(u)
     params = {u.anon_root(p) for p, _ in pairs}
     returned: dict[int, set[object]] = {}
     initial: dict[int, set[Dim]] = {}
@@ -82,10 +82,21 @@ def changed_sizes(param: Type, body: Type, result: Type, inits: dict[Dim, Dim],
     """The sizes of a loop's `result` where the body changes the parameter's
     size: Futhark's existential sizes of the loop, known once it ends.
     Arguments as for `check_loop_classes`."""
-    pairs = _parameter_pairs(param, body, u)
-    variant = _variant(pairs, inits, u)
+    variant = variant_roots(param, body, inits, u)
     return [r for p, r in dim_pairs(param, result)
             if isinstance(p, AnySize) and u.anon_root(p) in variant]
+
+
+def variant_roots(param: Type, body: Type, inits: dict[Dim, Dim], u: Unifier) -> set[int]:
+    """The roots of the sizes of the loop parameter that the body changes
+    (Futhark's size parameters of the loop).  Arguments as for
+    `check_loop_classes`."""
+    return _variant(_parameter_pairs(param, body, u), inits, u)
+
+
+def named_roots(u: Unifier) -> set[int]:
+    """The roots of the anonymous sizes unified with a known size."""
+    return {u.anon_root(AnySize(i)) for i in u.anon_named}
 
 
 def _distinct(d: Dim, params: set[int], u: Unifier) -> bool:

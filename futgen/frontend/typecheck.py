@@ -58,6 +58,7 @@ from futgen.frontend.lifted import (
     functional,
 )
 from futgen.frontend.literals import check_literals
+from futgen.frontend.loop_scope import LoopScope, check_loop_scope
 from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.names import Imports, check_names
 from futgen.frontend.recursion import check_recursion
@@ -270,6 +271,11 @@ class Checker:
         self.scopes[-1].vars[name] = info
         return info
 
+    def _innermost_stamp(self, name: str) -> int | None:
+        """The stamp of the variable `name` denotes here, or None."""
+        v = self.lookup_var(name)
+        return None if v is None else v.stamp
+
     def _stamp_of(self, name: str) -> int | None:
         """The stamp of the oldest variable `name` in scope (a shadowed one
         may be what a size names), or None."""
@@ -460,7 +466,7 @@ class Checker:
             fname = getattr(e, "full_name", None) or getattr(e, "op", "")
             self._instances += [Instance(tsub[v], v, level, fname, e.loc)
                                 for v, level in s.levels.items()]
-        return self._foreign_exprs(_substitute(self.zonk(s.type), tsub, ssub), set(s.svars))
+        return self._foreign_exprs(_substitute(self.zonk(s.type), tsub, ssub), ssub)
 
     def _note_size_uses(self, s: Scheme, ssub: dict[str, SizeVar], e: S.Expr) -> None:
         """Note the sizes an instance of `s` at `e` made for the size
@@ -477,19 +483,26 @@ class Checker:
             elif v not in in_exprs:
                 self._size_uses[d.name] = SizeUse(v, fname, e.loc)
 
-    def _foreign_exprs(self, t: Type, names: set[str]) -> Type:
-        """`t` with the size expressions that read `names` (a callee's size
-        parameters, which mean other sizes at the use; a size expression is
-        evaluated in the scope of its use) replaced: in a parameter's type
-        by a fresh size, which the argument's then gives (so that
-        `[2 ** k]` at `[2 ** (i + 1)]` is matched as written), in a result
-        by an anonymous one."""
+    def _foreign_exprs(self, t: Type, sizes: dict[str, SizeVar]) -> Type:
+        """`t` with the size expressions that read the names of `sizes` (a
+        callee's size parameters, which mean other sizes at the use, given
+        by `sizes`; a size expression is evaluated in the scope of its use)
+        replaced: in a parameter's type by a fresh size, which the
+        argument's then gives (so that `[2 ** k]` at `[2 ** (i + 1)]` is
+        matched as written), in a result by an anonymous one."""
         def foreign(d: Dim) -> bool:
-            return isinstance(d, SizeExpr) and bool(size_names(d) & names)
+            return isinstance(d, SizeExpr) and bool(size_names(d) & sizes.keys())
+
+        def param_size(d: Dim) -> Dim:
+            if not foreign(d):
+                return d
+            v = self._run_time_size()
+            self.u.expr_sizes[v.name] = {sizes[n] for n in dim_names(d) & sizes.keys()}
+            return v
 
         if isinstance(t, Arrow):
-            param = _map_dims(t.param, lambda d: self._run_time_size() if foreign(d) else d)
-            return Arrow(t.param_name, param, self._foreign_exprs(t.ret, names))
+            param = _map_dims(t.param, param_size)
+            return Arrow(t.param_name, param, self._foreign_exprs(t.ret, sizes))
         return _map_dims(t, lambda d: self.u.anonymous_size() if foreign(d) else d)
 
     def _run_time_size(self) -> SizeVar:
@@ -568,11 +581,15 @@ class Checker:
             return d
 
         t = _map_dims(self.instantiate(s, e), refresh)
+        fname = f'"{getattr(e, "full_name", "")}"'
+        for d in _anonymous_ids(_final_result(s.type)):  # its own existentials
+            if AnySize(d) in fresh:
+                self.u.call_existentials[fresh[AnySize(d)].id] = (e.loc, fname)
         if self.lookup_var(getattr(e, "name", "")) is None:  # a built-in's existential result
             ids = _anonymous_ids(_final_result(t))
             self.u.call_results |= ids
             for i in ids:
-                self.u.note_computed(AnySize(i), e.loc, f'"{getattr(e, "full_name", "")}"')
+                self.u.note_computed(AnySize(i), e.loc, fname)
         return t
 
     def builtin_scheme(self, name: str, loc: Loc) -> Scheme:
@@ -966,7 +983,7 @@ class Checker:
         v = self.u.fresh_size()
         pending[v.name] = self.size_of_expr(arg) or self.u.anonymous_size()
         ret = _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: v})
-        return self._foreign_exprs(ret, {arrow.param_name})
+        return self._foreign_exprs(ret, {arrow.param_name: v})
 
     def size_of_expr(self, e: S.Expr) -> Dim | None:
         """The size an expression denotes, when the type system can name it:
@@ -1258,6 +1275,7 @@ class Checker:
     def _check_Loop(self, e: S.Loop, _exp) -> tuple[Type, Alias]:
         init = e.init if e.init is not None else _pattern_as_expr(e.pat)
         it, ial = self.check(init)
+        start = self.u.issued
         self.push()
         for n in e.sizes:
             self.bind_var(n, I64, e.loc).stamp = -1  # names a size that exists
@@ -1320,6 +1338,10 @@ class Checker:
         self.pop()
         param_t = self.zonk(pt)
         inits = _size_pairs(param_t, self.zonk(it))
+        inside = e.form.cond.loc if isinstance(e.form, S.WhileLoop) else e.body.loc
+        scope = LoopScope(start, inside, [(p.name, self.zonk(p.scheme.type)) for p in params],
+                          self._innermost_stamp, e.pat.loc)
+        check_loop_scope(scope, param_t, self.zonk(bt), inits, self.u)
         check_loop_classes(param_t, self.zonk(bt), inits, self.u, e.body.loc, init.loc)
         result = pt if ascribed else _invariant_sizes(
             param_t, self.zonk(bt), inits,

@@ -81,11 +81,19 @@ class Unifier:
         # sizes Futhark would have unified (a loop's parameters, `loops.py`).
         self.anon_links: dict[int, int] = {}
         # Anonymous sizes unified with a known size (a name, a constant, an
-        # expression): Futhark would have made them that size.
-        self.anon_named: set[int] = set()
+        # expression), with those sizes: Futhark would have made them that size.
+        self.anon_named: dict[int, list[Dim]] = {}
         # Anonymous sizes of built-ins' existential results (`filter`): new at
         # each call, so equal to no other size (in Futhark too).
         self.call_results: set[int] = set()
+        # Anonymous sizes of the existential results of calls of named
+        # functions, built-in or not, with where and by which call they are
+        # made (Futhark's rigid unknown sizes, `loop_scope.py`).
+        self.call_existentials: dict[int, tuple[Loc, str]] = {}
+        # Inference sizes standing for a callee's size expression in a
+        # parameter (`[d + 1]`), with the sizes of the callee's size
+        # parameters it reads (`loop_scope.py`).
+        self.expr_sizes: dict[str, set[Dim]] = {}
         # Sizes known only once an expression is evaluated, with where and by
         # what they are computed ('"filter"'), for the causality check.
         self.computed: dict[Dim, tuple[Loc, str]] = {}
@@ -292,7 +300,7 @@ class Unifier:
             elif isinstance(var, SizeVar) and var.name.startswith("?"):
                 self.link_anonymous(self.weak.setdefault(var.name, anon), anon)
             else:
-                self.anon_named.add(anon.id)
+                self.anon_named.setdefault(anon.id, []).append(var)
             return
         if isinstance(d1, SizeVar) and d1.name.startswith("?"):
             self._bind_size(d1.name, d2, lenient)
@@ -336,7 +344,7 @@ class Unifier:
                 raise UnifyError(str(e)) from None
         self.sizes[name] = d
         if name in self.weak and not (isinstance(d, SizeVar) and d.name.startswith("?")):
-            self.anon_named.add(self.weak[name].id)
+            self.anon_named.setdefault(self.weak[name].id, []).append(d)
         if name in self.met_anonymous and isinstance(d, SizeVar):
             self.met_anonymous.add(d.name)
         if name in self.weak and isinstance(d, SizeVar) and d.name.startswith("?"):
