@@ -79,7 +79,7 @@ def test_a_map_is_not_moved_past_an_update_of_its_input() -> None:
 def test_a_map_does_not_fuse_into_a_scatter_consuming_what_it_reads() -> None:
     src = """entry main (dest: *[]i32) (is: []i64) : []i32 =
                let vs = map (\\i -> dest[i]) is
-               in scatter dest (iota (length is)) vs"""
+               in scatter dest (indices is) vs"""
     prog = _after(src, "fuse")
     assert len(_soacs(prog)) == 2
     [out] = run_core(prog, "main", [np.array([10, 20, 30], np.int32), np.array([2, 0, 1])])
