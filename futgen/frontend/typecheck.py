@@ -66,6 +66,7 @@ from futgen.frontend.size_scope import (
     check_parameter_scope,
     check_return_names,
     check_unknown_parameter_sizes,
+    opaque_names,
 )
 from futgen.frontend.typedecls import check_type_decl
 from futgen.frontend.types import (
@@ -1538,7 +1539,7 @@ class Checker:
         rt = ret if ret is not None else bt
         if d.params:  # in the scope of the parameters, not of the body
             check_unknown_parameter_sizes(d.name, self.zonk(rt), self.lookup_var,
-                                          written_name, d.loc)
+                                          written_name, opaque_names(d.body), d.loc)
         closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
         if local:
             self.cons.consumed = consumed_before
