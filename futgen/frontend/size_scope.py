@@ -27,14 +27,17 @@ from futgen.frontend import syntax as S
 from futgen.frontend.aliases import ERROR_INDEX
 from futgen.frontend.astwalk import pattern_names, walk
 from futgen.frontend.types import (
+    AnySize,
     Array,
     Arrow,
     Record,
     Tuple,
     Type,
     TypeVar,
+    dim_names,
     names_in_sizes,
     size_var_names,
+    type_dims,
 )
 from futgen.frontend.unify import Unifier
 
@@ -98,12 +101,22 @@ def check_parameter_scope(params: list[S.Pat], ptypes: list[Type], u: Unifier) -
     later: set[str] = set()
     for p, t in reversed(list(zip(params, ptypes))):
         later |= pattern_names(p)
-        for name in sorted(size_var_names(u.zonk(t)) & later):
+        for name in sorted(_size_reads(u.zonk(t), u) & later):
             raise CompileError(
                 f'Cannot link the size of parameter "{_shown(p)}" to "{name}" (scope '
                 f'violation): "{name}" is not in scope when the parameter is bound.\n'
                 f"{ERROR_INDEX}scope-violation",
                 p.loc)
+
+
+def _size_reads(t: Type, u: Unifier) -> set[str]:
+    """The variables the sizes of `t` read, an anonymous size given by an
+    argument (`iota xs[0]`) reading those of the argument."""
+    names: set[str] = set()
+    for d in type_dims(t):
+        d = u.resolved(d)
+        names |= u.arg_reads.get(d.id, set()) if isinstance(d, AnySize) else dim_names(d)
+    return names
 
 
 def _shown(p: S.Pat) -> str:
@@ -145,7 +158,7 @@ def opaque_names(body: S.Expr) -> set[str]:
     while changed:  # until no definition reads a newly opaque name
         changed = False
         for name, values in defs.items():
-            if name not in opaque and all(v is None or _reads(v) & opaque for v in values):
+            if name not in opaque and all(v is None or reads(v) & opaque for v in values):
                 opaque.add(name)
                 changed = True
     return opaque
@@ -156,7 +169,7 @@ def _bindings(node: object) -> Iterator[tuple[str, S.Expr | None]]:
     when Futhark does not substitute it)."""
     match node:
         case S.LetPat(sizes, S.PId(name) | S.PAscribe(S.PId(name)), value) if not sizes:
-            yield name, (None if _has_binding(value) else value)
+            yield name, (None if has_binding(value) else value)
             return
         case S.LetPat(sizes, pat):
             names = set(sizes) | pattern_names(pat)
@@ -176,11 +189,13 @@ def _bindings(node: object) -> Iterator[tuple[str, S.Expr | None]]:
         yield name, None
 
 
-def _has_binding(e: S.Expr) -> bool:
+def has_binding(e: S.Expr) -> bool:
+    """Whether `e` binds a name (Futhark then gives no size the expression)."""
     return any(isinstance(n, S.LetPat | S.LetFun | S.Lambda | S.Loop) for n in walk(e))
 
 
-def _reads(e: S.Expr) -> set[str]:
+def reads(e: S.Expr) -> set[str]:
+    """The (unqualified) names expression `e` reads."""
     return {n.name for n in walk(e) if isinstance(n, S.Var) and not n.qual}
 
 

@@ -66,7 +66,9 @@ from futgen.frontend.size_scope import (
     check_parameter_scope,
     check_return_names,
     check_unknown_parameter_sizes,
+    has_binding,
     opaque_names,
+    reads,
 )
 from futgen.frontend.typedecls import check_type_decl
 from futgen.frontend.types import (
@@ -965,9 +967,19 @@ class Checker:
         # parameter of the same name cannot capture it (`tabulate_2d m n`,
         # whose parameters are `n` and `m`).
         v = self.u.fresh_size()
-        pending[v.name] = self.size_of_expr(arg) or self.u.anonymous_size()
+        pending[v.name] = self.size_of_expr(arg) or self._argument_size(arg)
         ret = _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: v})
         return self._foreign_exprs(ret, {arrow.param_name})
+
+    def _argument_size(self, arg: S.Expr) -> AnySize:
+        """The size an argument the type system cannot name (`xs[0]`) gives
+        a dependent result: anonymous, but Futhark's is the expression
+        itself (unless it holds a binding), so the variables it reads are
+        noted for the scope of inferred parameter sizes (`size_scope.py`)."""
+        d = self.u.anonymous_size()
+        if not has_binding(arg):
+            self.u.arg_reads[d.id] = frozenset(reads(arg))
+        return d
 
     def size_of_expr(self, e: S.Expr) -> Dim | None:
         """The size an expression denotes, when the type system can name it:

@@ -312,6 +312,23 @@ def components(t: Type) -> list[Type] | None:
     return None
 
 
+def type_dims(t: Type) -> Iterator[Dim]:
+    """Every array size in `t` (a product as one)."""
+    match t:
+        case Array(elem, shape, _):
+            yield from shape
+            yield from type_dims(elem)
+        case Tuple(es):
+            for x in es:
+                yield from type_dims(x)
+        case Record(fs):
+            for _, x in fs:
+                yield from type_dims(x)
+        case Arrow(_, p, r):
+            yield from type_dims(p)
+            yield from type_dims(r)
+
+
 def size_var_names(t: Type) -> set[str]:
     """The names of the `SizeVar` sizes anywhere in `t`."""
     match t:

@@ -99,6 +99,10 @@ class Unifier:
         self._params: list[str | None] = []  # of the arrows being unified
         self.issued = 0  # inference names made so far (a stamp, `levels.py`)
         self.existentials: set[int] = set()  # ids of AnySizes of `?[n].` types
+        # Anonymous sizes given by arguments the type system cannot name
+        # (`iota xs[0]`), with the variables each reads (Futhark's size is
+        # the argument), by id.
+        self.arg_reads: dict[int, frozenset[str]] = {}
         self.levels = Levels()
         # Type variables standing for unlifted type parameters (`'x` of
         # `map`): Futhark's arrays are regular, so such a variable may not
