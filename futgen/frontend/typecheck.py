@@ -46,6 +46,7 @@ from futgen.frontend.aliases import (
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
+from futgen.frontend.entry_sizes import check_entry_result_sizes
 from futgen.frontend.equality import check_equalities
 from futgen.frontend.lambda_sizes import check_lambda_sizes
 from futgen.frontend.lifted import (
@@ -1546,6 +1547,8 @@ class Checker:
                     d.body.loc,
                 )
         check_parameter_scope(d.params, ptypes, self.u)
+        if infer and d.is_entry_point and not local:
+            check_entry_result_sizes(d.name, ret, ptypes, self.u, d.loc)
         if infer:
             ret = self._visible_sizes(self.zonk(ret))
         rt = ret if ret is not None else bt
