@@ -30,11 +30,15 @@ from futgen.frontend.types import (
     AnySize,
     Array,
     Arrow,
+    Dim,
     Record,
+    SizeVar,
     Tuple,
     Type,
     TypeVar,
     dim_names,
+    dim_pairs,
+    map_dims,
     names_in_sizes,
     size_var_names,
     type_dims,
@@ -139,6 +143,38 @@ def check_unknown_parameter_sizes(fname: str, t: Type, in_scope: Callable[[str],
             raise CompileError(
                 f'Cannot generalise type of "{fname}". Unknown size "{name}" in parameter '
                 f'of "{fname}", which is inferred as: {t}', loc)
+
+
+def hide_unscoped_sizes(fname: str, t: Type, hidden: set[str], u: Unifier) -> Type:
+    """Function `fname`'s inferred result type `t` with each size that reads
+    a `hidden` variable (opaque, bound in the body) made an existential
+    size, one per size, as Futhark's unknown sizes."""
+    made: dict[Dim, Dim] = {}
+
+    def hide(d: Dim) -> Dim:
+        if d not in made:
+            made[d] = u.existential_size(f'is a size local to "{fname}" ("{d}")')
+            u.unscoped[made[d].name] = (fname, d)
+        return made[d]
+
+    return map_dims(t, lambda d: hide(d) if dim_names(d) & hidden else d)
+
+
+def check_unscoped_arg(fname: str, i: int, arg: S.Expr, param: Type, at: Type,
+                       u: Unifier) -> None:
+    """`fname` applied to argument #i+1 `arg` (of type `at`, unified with
+    `param`): a size of the parameter that is an expression of the callee's
+    size parameters (`[n + 1]`) cannot be matched with a size local to the
+    function that gave the argument (Futhark's unknown size)."""
+    for mine, theirs in dim_pairs(param, u.zonk(at)):
+        if isinstance(mine, SizeVar) and mine.name in u.expr_params \
+                and isinstance(theirs, SizeVar) and theirs.name in u.unscoped:
+            what = f'"{arg.full_name}"' if isinstance(arg, S.Var) else f"argument #{i + 1}"
+            origin, size = u.unscoped[theirs.name]
+            raise CompileError(
+                f'Cannot apply "{fname}" to {what}: its size "{size}" names a variable local '
+                f'to "{origin}", unknown here, which cannot match "{u.expr_params[mine.name]}".',
+                arg.loc)
 
 
 def opaque_names(body: S.Expr) -> set[str]:

@@ -67,7 +67,9 @@ from futgen.frontend.size_scope import (
     check_parameter_scope,
     check_return_names,
     check_unknown_parameter_sizes,
+    check_unscoped_arg,
     has_binding,
+    hide_unscoped_sizes,
     opaque_names,
     reads,
 )
@@ -102,6 +104,7 @@ from futgen.frontend.types import (
     size_operation,
     written_name,
 )
+from futgen.frontend.types import map_dims as _map_dims
 from futgen.frontend.types import substitute as _substitute
 from futgen.frontend.unify import Constraint, Unifier, UnifyError
 from futgen.frontend.witnesses import (
@@ -491,8 +494,13 @@ class Checker:
         def foreign(d: Dim) -> bool:
             return isinstance(d, SizeExpr) and bool(size_names(d) & names)
 
+        def matched(d: Dim) -> Dim:
+            v = self._run_time_size()
+            self.u.expr_params[v.name] = d
+            return v
+
         if isinstance(t, Arrow):
-            param = _map_dims(t.param, lambda d: self._run_time_size() if foreign(d) else d)
+            param = _map_dims(t.param, lambda d: matched(d) if foreign(d) else d)
             return Arrow(t.param_name, param, self._foreign_exprs(t.ret, names))
         return _map_dims(t, lambda d: self.u.anonymous_size() if foreign(d) else d)
 
@@ -908,6 +916,7 @@ class Checker:
                     f"{self.zonk(params[i])}, got {self.zonk(at)} ({ex}).",
                     args[i].loc,
                 ) from None
+            check_unscoped_arg(fname, i, args[i], params[i], at, self.u)
             self._check_functional_arg(fname, i, at, params[i], before, args[i])
             unlifted = _type_var_names(ft) & self.u.unlifted
             check_dependent_arg(fname, i, args[i], params[i], at, results[i], unlifted,
@@ -1553,8 +1562,12 @@ class Checker:
             ret = self._visible_sizes(self.zonk(ret))
         rt = ret if ret is not None else bt
         if d.params:  # in the scope of the parameters, not of the body
+            opaque = opaque_names(d.body)
             check_unknown_parameter_sizes(d.name, self.zonk(rt), self.lookup_var,
-                                          written_name, opaque_names(d.body), d.loc)
+                                          written_name, opaque, d.loc)
+            if ret is None:  # a caller cannot know them
+                hidden = {n for n in opaque if self.lookup_var(n) is None}
+                rt = hide_unscoped_sizes(d.name, self.zonk(rt), hidden, self.u)
         closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
         if local:
             self.cons.consumed = consumed_before
@@ -1887,20 +1900,6 @@ def _is_unnamed(d: Dim, exprs: bool = False) -> bool:
     return (isinstance(d, SizeProd | SizeExpr) and not exprs) or (
         isinstance(d, SizeVar) and d.name.startswith(EXISTENTIAL_PREFIX)
     )
-
-
-def _map_dims(t: Type, fn) -> Type:
-    """`t` with `fn` applied to every array dimension."""
-    match t:
-        case Array(e, shape, uq):
-            return array_of(_map_dims(e, fn), tuple(fn(d) for d in shape), uq)
-        case Tuple(es):
-            return Tuple(tuple(_map_dims(x, fn) for x in es))
-        case Record(fs):
-            return Record(tuple((f, _map_dims(x, fn)) for f, x in fs))
-        case Arrow(n, p, r):
-            return Arrow(n, _map_dims(p, fn), _map_dims(r, fn))
-    return t
 
 
 def _final_result(t: Type) -> Type:

@@ -36,3 +36,20 @@ def test_a_size_of_a_tuple_pattern_may_be_in_a_result_alone() -> None:
 
 def test_a_lambda_parameter_may_size_a_later_parameter_of_the_result() -> None:
     accept("def wrap (k: i64) = {go = \\(w: i64) (_: [w * k]i32) -> w}\n")
+
+
+HALF = "def half [k] (_: [k + 2]i64) = k\n"
+
+
+def test_a_size_of_a_tuple_pattern_is_unknown_to_the_caller() -> None:
+    msg = reject(HALF + PAIRED.replace(", zip (iota (w + 1))", "") +
+                 "def main (k: i64) = let xs = grow k in half xs\n")
+    assert "t.fut:5:45" in msg
+    assert ('Cannot apply "half" to "xs": its size "w + 3" names a variable local to '
+            '"grow", unknown here, which cannot match "k + 2".') in msg
+
+
+def test_a_size_of_a_name_bound_alone_is_known_to_the_caller() -> None:
+    accept(HALF + PAIRED.replace(", zip (iota (w + 1))", "")
+           .replace("let (w, _) = (k * 2, false)", "let w = k * 2") +
+           "def main (k: i64) = let xs = grow k in half xs\n")
