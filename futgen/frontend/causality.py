@@ -31,14 +31,11 @@ from futgen.errors import CompileError, Loc
 from futgen.frontend import syntax as S
 from futgen.frontend.types import (
     AnySize,
-    Array,
-    Arrow,
     Dim,
-    Record,
     SizeProd,
-    Tuple,
     Type,
     substitute,
+    type_dims,
 )
 from futgen.frontend.unify import Unifier
 
@@ -166,20 +163,8 @@ class _Walk:
 
 def _dims(t: Type) -> Iterator[Dim]:
     """Every size in `t`, factors of products included."""
-    match t:
-        case Array(elem, shape, _):
-            for d in shape:
-                yield from _factors(d)
-            yield from _dims(elem)
-        case Tuple(es):
-            for x in es:
-                yield from _dims(x)
-        case Record(fs):
-            for _, x in fs:
-                yield from _dims(x)
-        case Arrow(_, p, r):
-            yield from _dims(p)
-            yield from _dims(r)
+    for d in type_dims(t):
+        yield from _factors(d)
 
 
 def _factors(d: Dim) -> Iterator[Dim]:

@@ -46,6 +46,7 @@ from futgen.frontend.aliases import (
 from futgen.frontend.ambiguous import SizeUse, check_ambiguous
 from futgen.frontend.astwalk import walk
 from futgen.frontend.causality import check_causality
+from futgen.frontend.entry_sizes import check_entry_result_sizes
 from futgen.frontend.equality import check_equalities
 from futgen.frontend.lambda_sizes import check_lambda_sizes
 from futgen.frontend.lifted import (
@@ -67,6 +68,11 @@ from futgen.frontend.size_scope import (
     check_parameter_scope,
     check_return_names,
     check_unknown_parameter_sizes,
+    check_unscoped_arg,
+    has_binding,
+    hide_unscoped_sizes,
+    opaque_names,
+    reads,
 )
 from futgen.frontend.typedecls import check_type_decl
 from futgen.frontend.types import (
@@ -94,6 +100,7 @@ from futgen.frontend.types import (
     dim_names,
     dim_pairs,
     is_tuple_record,
+    map_dims,
     row_type,
     size_names,
     size_operation,
@@ -354,7 +361,7 @@ class Checker:
                 finally:
                     self.pop()
                 hidden = set(names)
-                return _map_dims(t, lambda d: self.u.anonymous_size(existential=True)
+                return map_dims(t, lambda d: self.u.anonymous_size(existential=True)
                                  if isinstance(d, SizeExpr | SizeProd)
                                  and dim_names(d) & hidden else d)
         raise UnsupportedFeature(
@@ -475,7 +482,7 @@ class Checker:
         size expressions, which are matched at run time)."""
         fname = getattr(e, "full_name", None) or getattr(e, "op", "")
         in_exprs: set[str] = set()
-        _map_dims(s.type, lambda d: in_exprs.update(dim_names(d))
+        map_dims(s.type, lambda d: in_exprs.update(dim_names(d))
                   if isinstance(d, SizeExpr | SizeProd) else None)
         for v, d in ssub.items():
             if v.startswith("?"):  # a size the declaration inferred: known at run time
@@ -498,12 +505,13 @@ class Checker:
                 return d
             v = self._run_time_size()
             self.u.expr_sizes[v.name] = {sizes[n] for n in dim_names(d) & sizes.keys()}
+            self.u.expr_params[v.name] = d
             return v
 
         if isinstance(t, Arrow):
-            param = _map_dims(t.param, param_size)
+            param = map_dims(t.param, param_size)
             return Arrow(t.param_name, param, self._foreign_exprs(t.ret, sizes))
-        return _map_dims(t, lambda d: self.u.anonymous_size() if foreign(d) else d)
+        return map_dims(t, lambda d: self.u.anonymous_size() if foreign(d) else d)
 
     def _run_time_size(self) -> SizeVar:
         """A fresh inference size that is known at run time when nothing
@@ -580,7 +588,7 @@ class Checker:
                 return fresh.setdefault(d, self.u.anonymous_size())
             return d
 
-        t = _map_dims(self.instantiate(s, e), refresh)
+        t = map_dims(self.instantiate(s, e), refresh)
         fname = f'"{getattr(e, "full_name", "")}"'
         for d in _anonymous_ids(_final_result(s.type)):  # its own existentials
             if AnySize(d) in fresh:
@@ -921,6 +929,7 @@ class Checker:
                     f"{self.zonk(params[i])}, got {self.zonk(at)} ({ex}).",
                     args[i].loc,
                 ) from None
+            check_unscoped_arg(fname, i, args[i], params[i], at, self.u)
             self._check_functional_arg(fname, i, at, params[i], before, args[i])
             unlifted = _type_var_names(ft) & self.u.unlifted
             check_dependent_arg(fname, i, args[i], params[i], at, results[i], unlifted,
@@ -981,9 +990,19 @@ class Checker:
         # parameter of the same name cannot capture it (`tabulate_2d m n`,
         # whose parameters are `n` and `m`).
         v = self.u.fresh_size()
-        pending[v.name] = self.size_of_expr(arg) or self.u.anonymous_size()
+        pending[v.name] = self.size_of_expr(arg) or self._argument_size(arg)
         ret = _substitute(self.zonk(arrow.ret), {}, {arrow.param_name: v})
         return self._foreign_exprs(ret, {arrow.param_name: v})
+
+    def _argument_size(self, arg: S.Expr) -> AnySize:
+        """The size an argument the type system cannot name (`xs[0]`) gives
+        a dependent result: anonymous, but Futhark's is the expression
+        itself (unless it holds a binding), so the variables it reads are
+        noted for the scope of inferred parameter sizes (`size_scope.py`)."""
+        d = self.u.anonymous_size()
+        if not has_binding(arg):
+            self.u.arg_reads[d.id] = frozenset(reads(arg))
+        return d
 
     def size_of_expr(self, e: S.Expr) -> Dim | None:
         """The size an expression denotes, when the type system can name it:
@@ -1383,7 +1402,7 @@ class Checker:
         t = self.resolve(e.type)
         et, al = self.check(e.expr)
         self.unify(
-            _map_dims(self.zonk(et), lambda _: self.u.anonymous_size()),
+            map_dims(self.zonk(et), lambda _: self.u.anonymous_size()),
             t,
             e.loc,
             "size coercion between incompatible types",
@@ -1555,12 +1574,18 @@ class Checker:
                     d.body.loc,
                 )
         check_parameter_scope(d.params, ptypes, self.u)
+        if infer and d.is_entry_point and not local:
+            check_entry_result_sizes(d.name, ret, ptypes, self.u, d.loc)
         if infer:
             ret = self._visible_sizes(self.zonk(ret))
         rt = ret if ret is not None else bt
         if d.params:  # in the scope of the parameters, not of the body
+            opaque = opaque_names(d.body)
             check_unknown_parameter_sizes(d.name, self.zonk(rt), self.lookup_var,
-                                          written_name, d.loc)
+                                          written_name, opaque, d.loc)
+            if ret is None:  # a caller cannot know them
+                hidden = {n for n in opaque if self.lookup_var(n) is None}
+                rt = hide_unscoped_sizes(d.name, self.zonk(rt), hidden, self.u)
         closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
         if local:
             self.cons.consumed = consumed_before
@@ -1609,7 +1634,7 @@ class Checker:
                 return d
             return shared.setdefault(d, self.u.anonymous_size())
 
-        return _map_dims(t, lambda d: d if isinstance(d, AnySize) or nameable(d) else hidden(d))
+        return map_dims(t, lambda d: d if isinstance(d, AnySize) or nameable(d) else hidden(d))
 
     def _check_size_params_used(
         self, d: S.ValDecl, ptypes: list[Type], rt: Type, entry: bool
@@ -1751,7 +1776,7 @@ class Checker:
         if d.params or not any(isinstance(p, S.SizeParam) for p in d.tparams):
             return
         dims: list[Dim] = []
-        _map_dims(t, lambda dim: dims.append(self.u.dim(dim)) or dim)
+        map_dims(t, lambda dim: dims.append(self.u.dim(dim)) or dim)
         if any(isinstance(dim, AnySize) or _is_unnamed(dim, exprs=True) for dim in dims):
             raise self.err(
                 f'"{d.name}" is a size-polymorphic value binding whose type {t} has sizes '
@@ -1884,7 +1909,7 @@ def _close_sizes(t: Type, u: Unifier, keep: set[str] = frozenset(),
     free = _free_size_vars(t) - keep
     if free:
         t = _substitute(t, {}, {n: u.weak.get(n) or u.anonymous_size() for n in free})
-    return _map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d, exprs) else d)
+    return map_dims(t, lambda d: u.anonymous_size() if _is_unnamed(d, exprs) else d)
 
 
 def _is_unnamed(d: Dim, exprs: bool = False) -> bool:
@@ -1893,20 +1918,6 @@ def _is_unnamed(d: Dim, exprs: bool = False) -> bool:
     return (isinstance(d, SizeProd | SizeExpr) and not exprs) or (
         isinstance(d, SizeVar) and d.name.startswith(EXISTENTIAL_PREFIX)
     )
-
-
-def _map_dims(t: Type, fn) -> Type:
-    """`t` with `fn` applied to every array dimension."""
-    match t:
-        case Array(e, shape, uq):
-            return array_of(_map_dims(e, fn), tuple(fn(d) for d in shape), uq)
-        case Tuple(es):
-            return Tuple(tuple(_map_dims(x, fn) for x in es))
-        case Record(fs):
-            return Record(tuple((f, _map_dims(x, fn)) for f, x in fs))
-        case Arrow(n, p, r):
-            return Arrow(n, _map_dims(p, fn), _map_dims(r, fn))
-    return t
 
 
 def _final_result(t: Type) -> Type:
@@ -1918,7 +1929,7 @@ def _final_result(t: Type) -> Type:
 
 def _anonymous_ids(t: Type) -> set[int]:
     ids: set[int] = set()
-    _map_dims(t, lambda d: ids.add(d.id) if isinstance(d, AnySize) else None)
+    map_dims(t, lambda d: ids.add(d.id) if isinstance(d, AnySize) else None)
     return ids
 
 
@@ -2029,7 +2040,7 @@ def _size_names(t: Type) -> set[str]:
                 visit(f)
         return d
 
-    _map_dims(t, visit)
+    map_dims(t, visit)
     return names
 
 

@@ -15,7 +15,7 @@ Types are immutable and hashable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -310,6 +310,37 @@ def components(t: Type) -> list[Type] | None:
         case Array(Tuple() | Record() as e, shape, _):
             return [array_of(c, shape) for c in components(e) or []]
     return None
+
+
+def map_dims(t: Type, fn: Callable[[Dim], Dim]) -> Type:
+    """`t` with `fn` applied to every array dimension."""
+    match t:
+        case Array(e, shape, uq):
+            return array_of(map_dims(e, fn), tuple(fn(d) for d in shape), uq)
+        case Tuple(es):
+            return Tuple(tuple(map_dims(x, fn) for x in es))
+        case Record(fs):
+            return Record(tuple((f, map_dims(x, fn)) for f, x in fs))
+        case Arrow(n, p, r):
+            return Arrow(n, map_dims(p, fn), map_dims(r, fn))
+    return t
+
+
+def type_dims(t: Type) -> Iterator[Dim]:
+    """Every array size in `t` (a product as one)."""
+    match t:
+        case Array(elem, shape, _):
+            yield from shape
+            yield from type_dims(elem)
+        case Tuple(es):
+            for x in es:
+                yield from type_dims(x)
+        case Record(fs):
+            for _, x in fs:
+                yield from type_dims(x)
+        case Arrow(_, p, r):
+            yield from type_dims(p)
+            yield from type_dims(r)
 
 
 def size_var_names(t: Type) -> set[str]:

@@ -107,6 +107,16 @@ class Unifier:
         self._params: list[str | None] = []  # of the arrows being unified
         self.issued = 0  # inference names made so far (a stamp, `levels.py`)
         self.existentials: set[int] = set()  # ids of AnySizes of `?[n].` types
+        # Anonymous sizes given by arguments the type system cannot name
+        # (`iota xs[0]`), with the variables each reads (Futhark's size is
+        # the argument), by id.
+        self.arg_reads: dict[int, frozenset[str]] = {}
+        # Sizes of a function's result naming variables of its body, which
+        # Futhark makes unknown (`size_scope.py`), with the function and size.
+        self.unscoped: dict[str, tuple[str, Dim]] = {}
+        # Inference sizes standing for a callee's parameter size expression
+        # that reads its size parameters (`[n + 1]`), with that expression.
+        self.expr_params: dict[str, Dim] = {}
         self.levels = Levels()
         # Type variables standing for unlifted type parameters (`'x` of
         # `map`): Futhark's arrays are regular, so such a variable may not
