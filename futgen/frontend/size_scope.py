@@ -46,6 +46,11 @@ from futgen.frontend.types import (
 from futgen.frontend.unify import Unifier
 
 
+def argument_text(arg: S.Expr, i: int) -> str:
+    """How a message names argument #i+1 `arg`: by its variable, as
+    Futhark's messages do, else by its position."""
+    return f'"{arg.full_name}"' if isinstance(arg, S.Var) else f"argument #{i + 1}"
+
 def check_dependent_arg(fname: str, i: int, arg: S.Expr, param: Type, at: Type,
                         result: Type, unlifted: set[str], u: Unifier) -> None:
     """`fname` applied to argument #i+1 `arg` of type `at` (unified with
@@ -57,7 +62,7 @@ def check_dependent_arg(fname: str, i: int, arg: S.Expr, param: Type, at: Type,
     escaped = set(_escaped_binders(u.zonk(param), u.zonk(at)))
     if not escaped:
         return
-    what = f'"{arg.full_name}"' if isinstance(arg, S.Var) else f"argument #{i + 1}"
+    what = argument_text(arg, i)
     head = f'Cannot apply "{fname}" to {what} of dependent type {u.zonk(at)}: '
     for v in sorted(unlifted):
         for name in sorted(size_var_names(u.zonk(TypeVar(v))) & escaped):
@@ -169,7 +174,7 @@ def check_unscoped_arg(fname: str, i: int, arg: S.Expr, param: Type, at: Type,
     for mine, theirs in dim_pairs(param, u.zonk(at)):
         if isinstance(mine, SizeVar) and mine.name in u.expr_params \
                 and isinstance(theirs, SizeVar) and theirs.name in u.unscoped:
-            what = f'"{arg.full_name}"' if isinstance(arg, S.Var) else f"argument #{i + 1}"
+            what = argument_text(arg, i)
             origin, size = u.unscoped[theirs.name]
             raise CompileError(
                 f'Cannot apply "{fname}" to {what}: its size "{size}" names a variable local '

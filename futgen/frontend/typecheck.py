@@ -64,6 +64,7 @@ from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.names import Imports, check_names
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.size_scope import (
+    argument_text,
     check_dependent_arg,
     check_parameter_scope,
     check_return_names,
@@ -925,7 +926,7 @@ class Checker:
                 self.u.unify(params[i], at)
             except UnifyError as ex:
                 raise self.err(
-                    f'Cannot apply "{fname}" to argument #{i + 1}: expected type '
+                    f'Cannot apply "{fname}" to {argument_text(args[i], i)}: expected type '
                     f"{self.zonk(params[i])}, got {self.zonk(at)} ({ex}).",
                     args[i].loc,
                 ) from None
@@ -959,7 +960,8 @@ class Checker:
             return  # its `*t` results lost their `*` with `t`
         why = function_subtype_error(at, self.zonk(param))
         if why is not None:
-            raise self.err(f'Cannot apply "{fname}" to argument #{i + 1}: {why}.', arg.loc)
+            raise self.err(f'Cannot apply "{fname}" to {argument_text(arg, i)}: {why}.',
+                           arg.loc)
 
     def _is_builtin(self, e: S.Expr) -> bool:
         return isinstance(e, S.Var) and self.lookup_var(e.name) is None

@@ -154,7 +154,7 @@ REJECTED = [
         "def twice 'a (g: a -> i32) (x: a) = g x + g x\n"
         "def eat (xs: *[]i32) : i32 = 0\n"
         "def main (xs: *[]i32) = twice eat xs",
-        'Cannot apply "twice" to argument #1: a function consuming its argument',
+        'Cannot apply "twice" to "eat": a function consuming its argument',
         "t.fut:3:31",
         id="consuming-function-as-argument",
     ),
