@@ -19,7 +19,7 @@ after it, form the epilogue, run per point once the loop is done.
 tiles of the reads, loaded coalesced along each array's contiguous index,
 and a register tile of accumulators per thread.  The plan launches it when
 both dimensions are at least `segmap_tile_<k>` (a threshold the tuner can
-set; 16 by default), else the plain SegMap kernel; with a register tile of 8 x 8 points
+set; 8 by default), else the plain SegMap kernel; with a register tile of 8 x 8 points
 when there are enough of them (`segmap_tile_large_<k>`), else 4 x 4.
 
 Split-K: where even 4 x 4 register tiles give fewer blocks than the device
@@ -64,10 +64,13 @@ COMBINE_PER_THREAD = 4  # partial sums a thread of the combining kernel adds
 COMBINE_THREADS = 1 << 17  # the combining kernel's threads, where points are few
 # Default of the threshold: both dimensions at least this.  32 x 32 outputs
 # of a long loop (the matrix family's n = 5, 2^18 products each) took 0.175
-# ms tiled and split, 93 ms a thread per output (H200, 2026-11-25); from 16
-# x 16 the split kernel's tiles are as small as the outputs (1 x 1 register
-# tiles).
-MIN_SIDE = 16
+# ms tiled and split, 93 ms a thread per output (H200, 2026-11-25); 8 x 8
+# outputs of 2^22 products took 0.47 ms split in tiles of 16 x 16 (three
+# quarters of the threads idle), 1117 ms a thread per output, and 0.58 ms
+# flattened (2026-11-26).  The tuner tunes the version guard above this one
+# with it at its default, so below it the outer version would lose to the
+# flattened one at every size and never be chosen.
+MIN_SIDE = 8
 # Defaults of the thresholds on the smaller dimension from which the split
 # kernel's tiles are 64 x 64 (4 x 4 register tiles) and 32 x 32 (2 x 2):
 # below them, most of a larger tile's threads would compute padding.
