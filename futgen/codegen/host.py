@@ -351,6 +351,8 @@ class HostCompiler:
                 reached = branch_conditions(t.under)
                 if t.requires is not None:
                     reached.append(f"({t.requires})")
+                if t.holds is not None:
+                    guard = f"(({t.holds}) or {guard})"
                 em.line(f"{t.key} = {' and '.join([*reached, guard])}")
             for size in plan.block_sizes:
                 name = self._public_name(size.key)

@@ -110,7 +110,10 @@ class Threshold:
     that must hold for this one to matter (a strategy cascade), which its
     ancestor path records; where they do not, or the host condition
     `requires` (whether the strategy can run at all) is false, the guard is
-    not evaluated and `key` is false.  `par` and `requires` may read host
+    not evaluated and `key` is false; where they do and the host condition
+    `holds` is true (the strategies it chooses between would not differ in
+    a way worth measuring), it is not evaluated and `key` is true.  `par`,
+    `requires` and `holds` may read host
     sizes only: guards are bound before the plan's `lets`, which may read
     them.
     """
@@ -121,6 +124,7 @@ class Threshold:
     par: str
     under: tuple[tuple[str, bool], ...] = ()
     requires: str | None = None
+    holds: str | None = None
 
 
 def branch_conditions(guards: tuple[tuple[str, bool], ...]) -> list[str]:

@@ -273,7 +273,8 @@ def test_writes_above_two_gibibytes(writes) -> None:
 
 PRODUCT_SHAPES = [(1, 1, 1), (0, 5, 3), (3, 0, 4), (4, 6, 0), (7, 9, 5), (128, 8, 128),
                   (129, 17, 257), (300, 1, 64), (64, 1000, 100), (513, 33, 130),
-                  (5, 4099, 3)]  # 65 chunks of 64 when split, the last one short
+                  (5, 4099, 3),  # 65 chunks of 64 when split, the last one short
+                  (33, 513, 65), (17, 1030, 8)]  # split from 512 iterations
 
 
 @pytest.mark.parametrize("version", ["large tiles", "small tiles", "short tiles", "split",
@@ -333,7 +334,7 @@ def test_tiled_reads_out_of_bounds_fail(products, version: str) -> None:
     lib = products.Products(backend=BACKEND, tuning=_product_tuning(products, "product_upto",
                                                                     version))
     rng = np.random.default_rng(5)
-    for n, m, p in [(70, 130, 40), (20, 33, 300), (3, 700, 5)]:
+    for n, m, p in [(70, 600, 40), (20, 33, 300), (24, 700, 9), (3, 700, 5)]:
         xss = rng.integers(-8, 8, (n, m)).astype(np.float32)
         yss = rng.integers(-8, 8, (m, p)).astype(np.float32)
         with pytest.raises(Exception, match=rf"Index \[(\d+, )?{m}(, \d+)?\] out of bounds"):
@@ -341,6 +342,21 @@ def test_tiled_reads_out_of_bounds_fail(products, version: str) -> None:
         for q in (m, m // 2, 0):
             np.testing.assert_array_equal(lib.product_upto(q, xss, yss),
                                           xss[:, :q].astype(np.float64) @ yss[:q])
+
+
+def test_short_loops_are_not_split(products) -> None:
+    """Below SPLIT_FROM iterations the split guard is not compared (nor
+    logged for the tuner): each block runs the whole loop, whatever the
+    tiles."""
+    if BACKEND != "cuda":
+        pytest.skip("the CPU backend has no tiled kernels, so no such guard")
+    lib = products.Products(backend=BACKEND)
+    rng = np.random.default_rng(3)
+    for m, compared in [(500, False), (600, True)]:
+        xss, yss = (rng.integers(-4, 4, s).astype(np.float32) for s in [(40, m), (m, 40)])
+        np.testing.assert_array_equal(lib.matmul(xss, yss), xss.astype(np.float64) @ yss)
+        names = [name for name, _, _ in lib.last_guards]
+        assert any("segmap_unsplit" in name for name in names) == compared, names
 
 
 def test_tiled_product_and_segmented_scan_above_two_gibibytes(lib, products) -> None:

@@ -95,13 +95,15 @@ class SegCompile:
         return name
 
     def threshold(self, base: str, default: int, doc: str, par: str,
-                  under: tuple[tuple[str, bool], ...] = (), requires: str | None = None) -> str:
+                  under: tuple[tuple[str, bool], ...] = (), requires: str | None = None,
+                  holds: str | None = None) -> str:
         """A new tunable strategy guard (`Threshold`) on the host expression
         `par`, which matters where the guards (key, branch) of `under` take
-        those branches and the host condition `requires` holds; its host
-        variable's name, a bool."""
+        those branches and the host condition `requires` holds, and is taken
+        without a comparison where `holds` does; its host variable's name, a
+        bool."""
         key = self.fresh(base)
-        self.thresholds.append(Threshold(key, default, doc, par, under, requires))
+        self.thresholds.append(Threshold(key, default, doc, par, under, requires, holds))
         return key
 
     def block_size(self, base: str, doc: str, default: int = BLOCK) -> str:

@@ -47,6 +47,7 @@ from futgen.codegen.cuda.tiling import (
     LARGE_TILES_FROM,
     MIN_SIDE,
     SPLIT_BELOW_TILES,
+    SPLIT_FROM,
     SPLIT_TILE_32_FROM,
     SPLIT_TILE_64_FROM,
     SQUARE_TILES_FROM,
@@ -98,7 +99,8 @@ def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
 
     Tiles need both dimensions at least `segmap_tile_<k>`.  With too few
     tiles of 64 x 64 to fill the device (fewer than `segmap_unsplit_<k>`)
-    the loop is split across blocks (split-K).  Else, where a dimension is
+    a loop of at least SPLIT_FROM iterations is split across blocks
+    (split-K).  Else, where a dimension is
     shorter than `segmap_tile_square_<k>`, tiles are 16 points along it
     (register tiles of 1 x 8 or 8 x 1).  Where a thread's register tile is
     8 x 8, a second kernel with 4 x 4 (blocks of 64 x 64 points) serves
@@ -113,7 +115,8 @@ def _tiled(sc: SegCompile, op: SegMap, tiling: Tileable, outs: list) -> str:
         unsplit = sc.threshold("segmap_unsplit", SPLIT_BELOW_TILES,
                                "tiles of 64 x 64 from which each block runs the whole loop "
                                "(below: the loop is split across blocks)",
-                               par=tiles, under=whole)
+                               par=tiles, under=whole,
+                               holds=f"{sc.host_dim(tiling.loop.exp.form.bound)} < {SPLIT_FROM}")
         _split_kernels(sc, op, tiling, outs, whole + ((unsplit, False),))
         whole += ((unsplit, True),)
     reg = tiling.reg()
