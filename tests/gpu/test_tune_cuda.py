@@ -21,8 +21,8 @@ VERSIONS = Path(__file__).resolve().parents[1] / "programs" / "versions"
 def test_time_calls_and_the_guards_of_every_version() -> None:
     pkg = compile_package(str(PRODUCTS), "cuda", find_tuning=False)
     rng = np.random.default_rng(0)
-    a = rng.random((256, 300), dtype=np.float32)
-    b = rng.random((300, 192), dtype=np.float32)
+    a = rng.random((256, 600), dtype=np.float32)  # a loop long enough to split
+    b = rng.random((600, 192), dtype=np.float32)
     seen = set()
     for setting in version_runs(pkg.module.TUNING_PARAMS):
         pkg.set_tuning({**{k: p["default"] for k, p in pkg.module.TUNING_PARAMS.items()},
