@@ -18,7 +18,8 @@ is copied here).  Versions, by setting every threshold of the package:
 * `default`: the untuned thresholds (32768);
 * `tuned` (with `--tune`): what `futgen autotune` found on the three
   datasets, `--tune-timeout` seconds making a slower first call lose (the
-  outer version's: 4-20 s a call), written to `OUT/LocVolCalib.fut.tuning`.
+  outer version's: 4-20 s a call), written to `OUT/LocVolCalib.fut.tuning`;
+  or (`--tuning FILE`) the values of an earlier tuning.
 
 `--kernels` adds each version's slowest kernels (PyTorch's profiler),
 `--host-profile` its host functions (cProfile).
@@ -100,6 +101,8 @@ def main() -> None:
     ap.add_argument("--tune", action="store_true",
                     help="first `futgen autotune` it on its three datasets; version `tuned` "
                          "runs with the values found")
+    ap.add_argument("--tuning", help="a tuning file (`name=value` lines) for version `tuned`, "
+                                     "instead of tuning anew")
     ap.add_argument("--tune-timeout", type=float, default=5.0,
                     help="autotune's --timeout (s): a slower first call loses")
     ap.add_argument("--slow", type=float, default=2.0,
@@ -127,6 +130,13 @@ def main() -> None:
         (out / "LocVolCalib.fut.tuning").write_text(text)
         print(text, f"tuning: {result.runs} runs, {tuning['seconds']:.1f} s", sep="\n",
               flush=True)
+    if args.tuning:
+        from futgen_runtime.tuning import read_tuning_file
+
+        unknown: list[str] = []
+        tuning = {"values": read_tuning_file(Path(args.tuning), lib.TUNING_PARAMS, unknown)}
+        if unknown:
+            print(f"{args.tuning}: not parameters of this build: {', '.join(unknown)}")
     names = list(lib.TUNING_PARAMS)
     outer = [n for n in names if "suff_outer_par" in n]
     intra = [n for n in names if "suff_intra_par" in n]
