@@ -28,17 +28,9 @@ from collections.abc import Callable
 
 from futgen.errors import ERROR_INDEX
 from futgen.frontend.types import (
-    Array,
-    Arrow,
     Dim,
-    Record,
-    SizeExpr,
-    SizeProd,
-    SizeVar,
-    Tuple,
     Type,
-    TypeVar,
-    size_names,
+    dim_names,
     size_var_names,
 )
 
@@ -84,7 +76,7 @@ class Levels:
         if name not in self.param_sizes:
             return
         age, param = self.param_sizes[name]
-        for n in _names(d):
+        for n in dim_names(d):
             if n.startswith("?"):
                 self.param_sizes[n] = min(self.param_sizes.get(n, (age, param)), (age, param))
                 continue
@@ -120,31 +112,3 @@ class Levels:
                 self.type_params.pop(n, None)
             else:
                 self.type_params[n] = old
-
-
-def type_var_names(t: Type) -> list[str]:
-    """The names of the type variables in `t` (resolved)."""
-    match t:
-        case TypeVar(name):
-            return [name]
-        case Array(elem, _, _):
-            return type_var_names(elem)
-        case Tuple(es):
-            return [v for x in es for v in type_var_names(x)]
-        case Record(fs):
-            return [v for _, x in fs for v in type_var_names(x)]
-        case Arrow(_, p, r):
-            return type_var_names(p) + type_var_names(r)
-    return []
-
-
-def _names(d: Dim) -> set[str]:
-    """The names size `d` is made of."""
-    match d:
-        case SizeVar(name):
-            return {name}
-        case SizeProd(factors):
-            return set().union(*(_names(f) for f in factors))
-        case SizeExpr():
-            return size_names(d)
-    return set()

@@ -105,6 +105,7 @@ from futgen.frontend.types import (
     row_type,
     size_names,
     size_operation,
+    type_var_names,
     written_name,
 )
 from futgen.frontend.types import substitute as _substitute
@@ -1833,34 +1834,12 @@ def _contains_array(t: Type) -> bool:
 
 
 def _type_var_names(t: Type) -> set[str]:
-    """The names of the type variables in `t` (not resolved)."""
-    match t:
-        case TypeVar(n):
-            return {n}
-        case Array(e, _, _):
-            return _type_var_names(e)
-        case Tuple(es):
-            return set().union(*(_type_var_names(x) for x in es))
-        case Record(fs):
-            return set().union(*(_type_var_names(x) for _, x in fs))
-        case Arrow(_, p, r):
-            return _type_var_names(p) | _type_var_names(r)
-    return set()
+    return set(type_var_names(t))
 
 
 def _free_type_vars(t: Type) -> set[str]:
-    match t:
-        case TypeVar(n):
-            return {n} if n.startswith("?") else set()
-        case Array(e, _, _):
-            return _free_type_vars(e)
-        case Tuple(es):
-            return set().union(*(_free_type_vars(x) for x in es)) if es else set()
-        case Record(fs):
-            return set().union(*(_free_type_vars(x) for _, x in fs)) if fs else set()
-        case Arrow(_, p, r):
-            return _free_type_vars(p) | _free_type_vars(r)
-    return set()
+    """The inference type variables of `t`."""
+    return {n for n in type_var_names(t) if n.startswith("?")}
 
 
 def _dim_vars(d: Dim) -> set[str]:

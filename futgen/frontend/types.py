@@ -343,6 +343,22 @@ def type_dims(t: Type) -> Iterator[Dim]:
             yield from type_dims(r)
 
 
+def type_var_names(t: Type) -> list[str]:
+    """The names of the type variables in `t` (as they stand: unresolved ones too), in order."""
+    match t:
+        case TypeVar(name):
+            return [name]
+        case Array(elem, _, _):
+            return type_var_names(elem)
+        case Tuple(es):
+            return [v for x in es for v in type_var_names(x)]
+        case Record(fs):
+            return [v for _, x in fs for v in type_var_names(x)]
+        case Arrow(_, p, r):
+            return type_var_names(p) + type_var_names(r)
+    return []
+
+
 def size_var_names(t: Type) -> set[str]:
     """The names of the `SizeVar` sizes anywhere in `t`."""
     match t:

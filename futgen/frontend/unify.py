@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from futgen.errors import Loc
-from futgen.frontend.levels import Levels, ScopeViolation, type_var_names
+from futgen.frontend.levels import Levels, ScopeViolation
 from futgen.frontend.types import (
     EXISTENTIAL_PREFIX,
     AnySize,
@@ -44,6 +44,7 @@ from futgen.frontend.types import (
     nonunique,
     size_names,
     substitute,
+    type_var_names,
     written_name,
 )
 
