@@ -49,12 +49,14 @@ BLOCK_SIDE = 16  # threads per side of a block: BLOCK = BLOCK_SIDE ** 2
 REG = 8  # points per side of a thread's register tile
 TK = 8  # loop iterations per shared-memory chunk
 # Blocks of BLOCK threads each SM must fit, by register tile size: the
-# registers a thread may use.  8 x 8 tiles need up to 128; the smaller ones
-# of one 4-byte accumulator need no more than 80 and 64 without spilling
-# (nvcc, sm_90; 8-byte ones would spill, so they keep 2 blocks), and the
-# split kernels they serve wait on memory, so more of their warps hide
-# latency.
-MIN_BLOCKS = {64: 2, 16: 3, 8: 2, 4: 4, 1: 4}  # by points in a register tile
+# registers a thread may use.  8 x 8 and 4 x 4 tiles get up to 128 (4 x 4
+# at 80 spilled a little: with 128, H200, the 4 x 4 kernels took 26.1
+# against 27.6 µs at 1024 x 1024 outputs, 27.6 against 29.8 split at n = 7
+# of the matrix family, once their loads were no longer checked one by
+# one); 2 x 2 and 1 x 1 tiles of one 4-byte accumulator need no more than
+# 64 without spilling, and the split kernels they serve wait on memory, so
+# more of their warps hide latency (8-byte ones keep 2 blocks).
+MIN_BLOCKS = {64: 2, 16: 2, 8: 2, 4: 4, 1: 4}  # by points in a register tile
 # The split kernel's chunks: few tiles, so a block's long run of the loop is
 # what must go fast; longer chunks give more work between barriers and load
 # 128 bytes of a row at a time where the loop index is contiguous.
