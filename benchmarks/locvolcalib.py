@@ -19,7 +19,8 @@ is copied here).  Versions, by setting every threshold of the package:
 * `tuned` (with `--tune`): what `futgen autotune` found on the three
   datasets, `--tune-timeout` seconds making a slower first call lose (the
   outer version's: 4-20 s a call), written to `OUT/LocVolCalib.fut.tuning`;
-  or (`--tuning FILE`) the values of an earlier tuning.
+  or (`--tuning FILE`) the values of an earlier tuning;
+* `override`: the tuned values with those of `--override NAME=VALUE ...`.
 
 `--kernels` adds each version's slowest kernels (PyTorch's profiler),
 `--host-profile` its host functions (cProfile).
@@ -103,6 +104,8 @@ def main() -> None:
                          "runs with the values found")
     ap.add_argument("--tuning", help="a tuning file (`name=value` lines) for version `tuned`, "
                                      "instead of tuning anew")
+    ap.add_argument("--override", nargs="+", default=[], metavar="NAME=VALUE",
+                    help="version `override`: the tuned values with these changed")
     ap.add_argument("--tune-timeout", type=float, default=5.0,
                     help="autotune's --timeout (s): a slower first call loses")
     ap.add_argument("--slow", type=float, default=2.0,
@@ -152,6 +155,8 @@ def main() -> None:
                             **dict.fromkeys(caps, 32)},
                 "flat": dict.fromkeys(outer + intra, BIG),
                 "tuned": tuning.get("values", {})}
+    versions["override"] = {**versions["tuned"], **{
+        k: int(v) for k, v in (o.split("=") for o in args.override)}}
     versions = {v: versions[v] for v in args.versions.split(",")}
     rows = []
     for dataset in args.datasets.split(","):
