@@ -138,8 +138,8 @@ def _env_flag(name: str) -> bool:
 def read_tuning_file(path: str | Path, params: Mapping[str, Mapping],
                      unknown: list[str] | None = None) -> dict[str, int]:
     """The `name=value` lines of tuning file `path`, checked against `params`;
-    names `params` lacks are an error, or, given the list `unknown`, put
-    there and left out."""
+    names `params` lacks (and tile sizes, which futgen fixes when it builds)
+    are an error, or, given the list `unknown`, put there and left out."""
     values: dict[str, int] = {}
     text = Path(path).read_text(encoding="utf-8")
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -153,7 +153,9 @@ def read_tuning_file(path: str | Path, params: Mapping[str, Mapping],
                               f"value, got {line!r}")
         values[name] = int(value)
     if unknown is not None:
-        known = set(params) | {DEFAULT_THRESHOLD, DEFAULT_TBLOCK_SIZE, *_FIXED}
+        # Leniently read (a file found beside the program, maybe Futhark's own),
+        # a tile size, which futgen fixes when it builds, is left out too.
+        known = set(params) | {DEFAULT_THRESHOLD, DEFAULT_TBLOCK_SIZE}
         unknown += [name for name in values if name not in known]
         values = {name: v for name, v in values.items() if name in known}
     return _checked(values, params, str(path))

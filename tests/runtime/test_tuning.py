@@ -81,10 +81,16 @@ def test_default_threshold_sets_the_guards_a_source_does_not_name(tmp_path, monk
     assert t.values["main.suff_outer_par_0"] == 1 and t.values["main.suff_intra_par_2"] == 1
 
 
-def test_tile_sizes_are_refused_with_the_reason():
+def test_tile_sizes_are_refused_with_the_reason(tmp_path):
     with pytest.raises(FutgenError, match=r"tuning=: default_tile_size cannot be tuned: tile "
                                           r"sizes are fixed when the package is built"):
         Tuning(PARAMS, {}, {"default_tile_size": 256})
+    # A file found beside a program may be Futhark's own: its tile sizes are left out.
+    f = tmp_path / "prog.fut.tuning"
+    f.write_text("default_tile_size=16\nmain.suff_outer_par_0=7\n")
+    unknown: list[str] = []
+    assert read_tuning_file(f, PARAMS, unknown) == {"main.suff_outer_par_0": 7}
+    assert unknown == ["default_tile_size"]
 
 
 BLOCKS = {**PARAMS, "main.segmap_tblock_size_2": {"class": "tblock_size", "default": 256,
