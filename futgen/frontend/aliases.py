@@ -480,7 +480,8 @@ class Consumption:
         if new:
             raise CompileError(
                 f"{what} of functional type contains consumption (of "
-                f"{self.describe(new[0])}), which is not allowed.",
+                f"{self.describe(new[0])}), which is not allowed.\n"
+                f"{ERROR_INDEX}contains-consumption",
                 loc,
             )
 

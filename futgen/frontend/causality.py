@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from futgen.errors import CompileError, Loc
+from futgen.errors import ERROR_INDEX, CompileError, Loc
 from futgen.frontend import syntax as S
 from futgen.frontend.types import (
     AnySize,
@@ -89,7 +89,7 @@ class _Walk:
                 f"Causality check: the size computed by {producer} at {at} is "
                 f"needed for the type of {what}, {self.shown(t)}, which is "
                 "evaluated before it.\nHint: bind the expression that computes "
-                "the size with \"let\" beforehand.", loc)
+                f"the size with \"let\" beforehand.\n{ERROR_INDEX}causality-check", loc)
 
     # ------------------------------------------------------------ evaluation order
 

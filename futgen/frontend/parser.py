@@ -150,7 +150,7 @@ class Parser:
     def error(self, expected: str, tok: Token | None = None) -> NoReturn:
         tok = tok or self.peek()
         raise CompileError(
-            f"unexpected {_describe(tok)}, expected {expected}", self.loc(tok)
+            f"Unexpected {_describe(tok)}, expected {expected}", self.loc(tok)
         )
 
     def expect(self, kind: str, expected: str | None = None) -> Token:

@@ -1291,7 +1291,8 @@ class Checker:
             self._checked[id(e.src)] = (st, sal)
             self.check(e.value, ft)
             return st, NO_ALIAS
-        _, val = self.check(e.value, ft)
+        _, val = self.check(e.value, ft, f'Type mismatch when updating record field '
+                                         f'"{".".join(e.fields)}"')
         return st, with_field_alias(self.zonk(st), sal, e.fields, val)
 
     def _check_Loop(self, e: S.Loop, _exp) -> tuple[Type, Alias]:
@@ -1684,12 +1685,14 @@ class Checker:
         match d:
             case S.TypeDecl(name, params, body, lifted, _):
                 check_type_decl(d, self._type_decls)
-                self.scopes[0].types[name] = TypeAbbrev(params, body, lifted)
-                # Resolve once now so that errors in the definition are reported here.
+                # Resolve once now, before the name is bound (a type is not in
+                # scope in its own definition), so that errors in the
+                # definition are reported here.
                 self.push()
                 self._bind_tparams(params)
                 self.resolve(body)
                 self.pop()
+                self.scopes[0].types[name] = TypeAbbrev(params, body, lifted)
                 check_abbreviation_witnessed(body)
             case S.ValDecl():
                 self.check_value_decl(d)

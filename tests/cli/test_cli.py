@@ -40,7 +40,7 @@ class CliBackend:
 
     def compile(self, path):
         if "syntax error" in Path(path).read_text():
-            raise CompileError("unexpected token", Loc(path, 1, 1))
+            raise CompileError("Unexpected token", Loc(path, 1, 1))
         return CliProgram()
 
 
@@ -99,7 +99,7 @@ def test_run_compile_error(tmp_path, monkeypatch, capsys):
     bad = tmp_path / "bad.fut"
     bad.write_text("syntax error\n")
     assert run_cli(["run", str(bad), "--backend", "clifake"], b"", monkeypatch) == 1
-    assert capsys.readouterr().err.startswith(f"Error at {bad}:1:1: unexpected token")
+    assert capsys.readouterr().err.startswith(f"Error at {bad}:1:1: Unexpected token")
 
 
 @pytest.mark.parametrize("command", ["run", "check"])

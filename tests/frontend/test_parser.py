@@ -538,24 +538,24 @@ def test_declaration_locations() -> None:
     [
         (
             "if then 1 else 2",
-            "unexpected token 'then', expected expression",
+            "Unexpected token 'then', expected expression",
             "t.fut:1:4",
         ),
-        ("1 +", "unexpected end of file, expected expression", "t.fut:1:4"),
-        ("(1, 2", "unexpected end of file, expected ',' or ')'", "t.fut:1:6"),
-        ("let x = 1\nthen", "unexpected token 'then', expected 'in'", "t.fut:2:1"),
-        ("let x = 1\nx", "unexpected end of file, expected 'in'", "t.fut:2:2"),
-        ("if a then b", "unexpected end of file, expected 'else'", "t.fut:1:12"),
+        ("1 +", "Unexpected end of file, expected expression", "t.fut:1:4"),
+        ("(1, 2", "Unexpected end of file, expected ',' or ')'", "t.fut:1:6"),
+        ("let x = 1\nthen", "Unexpected token 'then', expected 'in'", "t.fut:2:1"),
+        ("let x = 1\nx", "Unexpected end of file, expected 'in'", "t.fut:2:2"),
+        ("if a then b", "Unexpected end of file, expected 'else'", "t.fut:1:12"),
         (
             "loop x = 0 do x",
-            "unexpected token 'do', expected 'for' or 'while'",
+            "Unexpected token 'do', expected 'for' or 'while'",
             "t.fut:1:12",
         ),
-        ("a[1", "unexpected end of file, expected ',' or ']'", "t.fut:1:4"),
+        ("a[1", "Unexpected end of file, expected ',' or ']'", "t.fut:1:4"),
         ("x $ y", "unknown character '$'", "t.fut:1:3"),
         ('f "abc', "unterminated string", "t.fut:1:3"),
-        ("\\ -> 1", "unexpected token '->', expected lambda parameter", "t.fut:1:3"),
-        ("0..1", "unexpected end of file, expected '...', '..<' or '..>'", "t.fut:1:5"),
+        ("\\ -> 1", "Unexpected token '->', expected lambda parameter", "t.fut:1:3"),
+        ("0..1", "Unexpected end of file, expected '...', '..<' or '..>'", "t.fut:1:5"),
     ],
 )
 def test_expression_errors(text: str, message: str, where: str) -> None:
@@ -570,15 +570,15 @@ def test_expression_errors(text: str, message: str, where: str) -> None:
             'Unexpected "def" - missing "in"?',
             "t.fut:2:1",
         ),
-        ("def f = 1 )", "unexpected token ')', expected declaration", "t.fut:1:11"),
-        ("def = 1", "unexpected token '=', expected name", "t.fut:1:5"),
+        ("def f = 1 )", "Unexpected token ')', expected declaration", "t.fut:1:11"),
+        ("def = 1", "Unexpected token '=', expected name", "t.fut:1:5"),
         (
             "def x ! y = x",
             "'!' is a prefix operator and cannot be used as infix operator",
             "t.fut:1:7",
         ),
-        ("def f (x: ) = x", "unexpected token ')', expected type", "t.fut:1:11"),
-        ("type t =", "unexpected end of file, expected type", "t.fut:1:9"),
+        ("def f (x: ) = x", "Unexpected token ')', expected type", "t.fut:1:11"),
+        ("type t =", "Unexpected end of file, expected type", "t.fut:1:9"),
     ],
 )
 def test_program_errors(text: str, message: str, where: str) -> None:
@@ -589,7 +589,7 @@ def test_error_message_quotes_the_line() -> None:
     with pytest.raises(CompileError) as info:
         parse_program("def f =\n  1 + then", "q.fut")
     assert str(info.value) == (
-        "Error at q.fut:2:7: unexpected token 'then', expected expression\n"
+        "Error at q.fut:2:7: Unexpected token 'then', expected expression\n"
         "    1 + then\n"
         "        ^"
     )
@@ -639,7 +639,7 @@ def test_existential_sizes() -> None:
     for text, where in (("def f : ?.i32 = 1", "t.fut:1:10"), ("def f : ?[m] i32 = 1", "t.fut:1:14")):
         with pytest.raises(CompileError) as info:
             parse_program(text, "t.fut")
-        assert str(info.value).startswith(f"Error at {where}: unexpected token")
+        assert str(info.value).startswith(f"Error at {where}: Unexpected token")
 
 
 @pytest.mark.parametrize(

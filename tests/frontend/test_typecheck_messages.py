@@ -63,3 +63,20 @@ def test_an_infinite_type_fails_the_occurs_check() -> None:
         check_source("def self_apply f = f f", "t.fut")
     assert "Occurs check: cannot instantiate" in str(e.value)
     assert str(e.value).startswith("Error at t.fut:1:")
+
+
+@pytest.mark.parametrize("src, message, where", [
+    # a type is not in scope in its own definition
+    ("type pair = (i32, pair)\n", 'Unknown type "pair"', "t.fut:1:19"),
+    ("def f (p: {a: i64, b: bool}) = p with b = 1i64\n",
+     'Type mismatch when updating record field "b"', "t.fut:1:43"),
+    ("def f (ys: *[]i64) (k: i64) = ys with [k] = 0\n"
+     "def g (zs: *[]i64) = let h = f zs in (h 0, h 1)\n",
+     "error-index.html#contains-consumption", "t.fut:2:30"),
+    ("def g (xs: []i64) = (\\h -> h (filter (> 1) xs)) (\\(_: []i64) -> 2i64)\n",
+     "error-index.html#causality-check", "t.fut:"),
+])
+def test_messages_with_futharks_words(src: str, message: str, where: str) -> None:
+    with pytest.raises(CompileError) as e:
+        check_source(src, "t.fut")
+    assert message in str(e.value) and where in str(e.value), str(e.value)
