@@ -70,8 +70,8 @@ def test_an_infinite_type_fails_the_occurs_check() -> None:
     ("type pair = (i32, pair)\n", 'Unknown type "pair"', "t.fut:1:19"),
     ("def f (p: {a: i64, b: bool}) = p with b = 1i64\n",
      'Type mismatch when updating record field "b"', "t.fut:1:43"),
-    ("def f (ys: *[]i64) (k: i64) = ys with [k] = 0\n"
-     "def g (zs: *[]i64) = let h = f zs in (h 0, h 1)\n",
+    (("def f (ys: *[]i64) (k: i64) = ys with [k] = 0\n"
+      "def g (zs: *[]i64) = let h = f zs in (h 0, h 1)\n"),
      "error-index.html#contains-consumption", "t.fut:2:30"),
     ("def g (xs: []i64) = (\\h -> h (filter (> 1) xs)) (\\(_: []i64) -> 2i64)\n",
      "error-index.html#causality-check", "t.fut:"),
