@@ -516,8 +516,15 @@ class Internaliser:
         found: dict[str, V] = {}
         for sub in (product_sizes(params, inst), _match_sizes(generic, inst, {})):
             found.update((n, se) for n, dim in sub.items()
-                         if n in names and (se := self.dim(dim, env, exprs=True)) is not None)
+                         if n in names and (se := self._use_dim(dim, env)) is not None)
         return found
+
+    def _use_dim(self, d: T.Dim, env: dict[str, V]) -> ir.SubExp | None:
+        """A size a size parameter has at a use: one the use's environment
+        names, or an anonymous size of an array already computed (`filter p
+        xs |> f g`, where `f`'s parameter is only known from the array)."""
+        se = self.dim(d, env, exprs=True)
+        return se if se is not None else self.anonymous_dim(d)
 
     def constant(self, d: S.ValDecl, inst: T.Type, tsub: dict[str, T.Type],
                  sizes: dict[str, V], loc: Loc) -> V:
@@ -796,9 +803,15 @@ class Internaliser:
 
     def _e_BinOp(self, e: S.BinOp, env: dict[str, V]) -> V:
         if e.op in ("|>", "<|"):
-            fe, xe = (e.rhs, e.lhs) if e.op == "|>" else (e.lhs, e.rhs)
-            f = self.expr(fe, env)
-            x = self.expr(xe, env)
+            # The left operand first, as Futhark evaluates: in `xs |> f g`, the
+            # sizes of `xs` may be what `f`'s size parameters are at this use.
+            if e.op == "|>":
+                x = self.expr(e.lhs, env)
+                self._note_anonymous(self.subst(e.lhs.ty), x)
+                f, xe = self.expr(e.rhs, env), e.lhs
+            else:
+                f = self.expr(e.lhs, env)
+                x, xe = self.expr(e.rhs, env), e.rhs
             self.call_env = env
             return self.apply(f, [(x, self.subst(xe.ty))], e.loc)
         if e.op in ("&&", "||"):

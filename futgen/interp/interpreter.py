@@ -306,8 +306,9 @@ class Interpreter:
         gty, snames, tnames = generic
         sizes: dict[str, T.Dim] = {}
         types: dict[str, T.Type] = {}
-        _match_type(gty, ty, snames, tnames, sizes, types)
-        for n, d in product_sizes(c.params, ty).items():
+        anonymous: dict[str, T.Dim] = {}
+        _match_type(gty, ty, snames, tnames, sizes, types, anonymous)
+        for n, d in [*product_sizes(c.params, ty).items(), *anonymous.items()]:
             if n in snames:
                 sizes.setdefault(n, d)
         extra: dict[str, Any] = {}
@@ -406,6 +407,10 @@ class Interpreter:
         if op == "||":
             return np.bool_(True) if self.eval(e.lhs, env) else self.eval(e.rhs, env)
         x = self.eval(e.lhs, env)
+        if op == "|>" and (known := _size_bindings(e.lhs.ty, x)):
+            # `xs |> f g`: the sizes of `xs` may be what `f`'s size
+            # parameters are at this use (`filter p xs |> f g`).
+            env = {**env, **{k: np.int64(n) for k, n in known}}
         y = self.eval(e.rhs, env)
         if op == "|>":
             return y.apply(self, x)
@@ -583,30 +588,35 @@ class Interpreter:
 
 
 def _match_type(g: T.Type, t: T.Type, snames: frozenset, tnames: frozenset,
-                sizes: dict[str, T.Dim], types: dict[str, T.Type]) -> None:
+                sizes: dict[str, T.Dim], types: dict[str, T.Type],
+                anonymous: dict[str, T.Dim] | None = None) -> None:
     """Collect what the size parameters `snames` and type parameters `tnames`
-    of the generic type `g` stand for in its instance `t`."""
+    of the generic type `g` stand for in its instance `t`; a size parameter
+    met only as an anonymous size goes into `anonymous` (a value in scope
+    may have it)."""
     match g, t:
         case T.TypeVar(n), _ if n in tnames:
             types.setdefault(n, t)
         case T.Array(), T.Array() if len(t.shape) >= len(g.shape):
             for gd, td in zip(g.shape, t.shape):
-                if isinstance(gd, T.SizeVar) and gd.name in snames \
-                        and not isinstance(td, T.AnySize):
-                    sizes.setdefault(gd.name, td)
+                if isinstance(gd, T.SizeVar) and gd.name in snames:
+                    if not isinstance(td, T.AnySize):
+                        sizes.setdefault(gd.name, td)
+                    elif anonymous is not None:
+                        anonymous.setdefault(gd.name, td)
             rest = T.array_of(t.elem, t.shape[len(g.shape):])
-            _match_type(g.elem, rest, snames, tnames, sizes, types)
+            _match_type(g.elem, rest, snames, tnames, sizes, types, anonymous)
         case T.Tuple(ges), T.Tuple(tes) if len(ges) == len(tes):
             for x, y in zip(ges, tes):
-                _match_type(x, y, snames, tnames, sizes, types)
+                _match_type(x, y, snames, tnames, sizes, types, anonymous)
         case T.Record(gfs), T.Record(tfs):
             tmap = dict(tfs)
             for f, x in gfs:
                 if f in tmap:
-                    _match_type(x, tmap[f], snames, tnames, sizes, types)
+                    _match_type(x, tmap[f], snames, tnames, sizes, types, anonymous)
         case T.Arrow(_, gp, gr), T.Arrow(_, tp, tr):
-            _match_type(gp, tp, snames, tnames, sizes, types)
-            _match_type(gr, tr, snames, tnames, sizes, types)
+            _match_type(gp, tp, snames, tnames, sizes, types, anonymous)
+            _match_type(gr, tr, snames, tnames, sizes, types, anonymous)
 
 
 def _dim_exprs(p: S.Pat) -> list[tuple[int, S.Expr]]:

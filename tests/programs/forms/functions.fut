@@ -74,3 +74,16 @@ def shifted ((+): i32 -> i32 -> i32) (xs: []i32) = (map (+ 1) xs, map (1 +) xs)
 entry operator_parameter (xs: []i32) : (i32, i32, []i32, []i32) =
   let (a, b) = shifted (\x y -> x * 2 - y) xs
   in (smallest (\x y -> x <= y) xs, largest (<=) xs, b, a)
+
+-- A size parameter that only the array a later application takes fixes:
+-- `xs |> f g` evaluates `xs` first, so at the call of `f` its size is known
+-- (the filtered array's length, 3 here).
+-- ==
+-- entry: size_from_a_piped_array
+-- input { [3, -1, 4, -1, 5] } output { 4i64 }
+def one_more [n] (_: [n]i32 -> bool) : [n]i32 -> i64 =
+  let k = n + 1
+  in \_ -> k
+
+entry size_from_a_piped_array (xs: []i32) : i64 =
+  filter (> 0) xs |> one_more (\_ -> true)
