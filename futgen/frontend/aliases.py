@@ -229,6 +229,26 @@ def self_alias(uid: str, t: Type, src: Alias) -> Alias:
     return flatten_alias(src) | {uid}
 
 
+def global_alias(name: str, t: Type, value: Alias) -> Alias:
+    """The alias of a global constant `name` of type `t` whose body has alias
+    `value`: its arrays alias `global:<name>`; a function in it only if its
+    closure holds memory of the constant (Futhark tracks no function in a
+    constant, but a closure returning the constant's array must not let a
+    function's result escape as fresh)."""
+    match t:
+        case Scalar():
+            return NO_ALIAS
+        case Arrow():
+            return frozenset({GLOBAL + name}) if flatten_alias(value) else NO_ALIAS
+        case Tuple(es):
+            return tuple(global_alias(name, x, component(value, i)) for i, x in enumerate(es))
+        case Record(fs):
+            return tuple(
+                global_alias(name, x, component(value, i)) for i, (_, x) in enumerate(fs)
+            )
+    return frozenset({GLOBAL + name})
+
+
 def alias_parts(a: Alias) -> list[frozenset]:
     """The aliases of the non-tuple components of a value, in order."""
     if isinstance(a, frozenset):

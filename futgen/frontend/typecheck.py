@@ -35,6 +35,7 @@ from futgen.frontend.aliases import (
     field_alias,
     flatten_alias,
     function_subtype_error,
+    global_alias,
     is_unique,
     make_unique,
     merge_alias,
@@ -788,19 +789,20 @@ class Checker:
         res = self._sliced_type(t, e.indices, exact=e.loc)
         return res, (NO_ALIAS if self.is_prim(res) else flatten_alias(al))
 
-    def _sliced_type(self, t: Array, indices: list[S.DimIndex], exact: Loc | None = None) -> Type:
-        """Check the indices of `t[indices]` and return its type.  A slice in
-        an index expression (at `exact`) has Futhark's size where the checker
-        can name it (`_slice_size`); other sliced sizes are anonymous, as
-        are all of an in-place update's, which Futhark leaves flexible."""
+    def _sliced_type(
+        self, t: Array, indices: list[S.DimIndex], exact: Loc | None = None,
+        checked: bool = False,
+    ) -> Type:
+        """Check the indices of `t[indices]` (unless `checked`) and return its
+        type.  A slice in an index expression (at `exact`) has Futhark's size
+        where the checker can name it (`_slice_size`); other sliced sizes are
+        anonymous, as are all of an in-place update's, which Futhark leaves
+        flexible."""
+        if not checked:
+            self._check_indices(indices[: len(t.shape)])
         shape: list[Dim] = []
         for idx, d in zip(indices, t.shape):
-            if isinstance(idx, S.IdxFix):
-                self._check_index_value(idx.index)
-            else:
-                for part in (idx.start, idx.end, idx.stride):
-                    if part is not None:  # Futhark: slice bounds are i64
-                        self.check(part, I64, "A slice bound must have type i64")
+            if not isinstance(idx, S.IdxFix):
                 size = self._slice_size(self.u.dim(d), idx, exact) if exact else None
                 shape.append(size or self.u.anonymous_size())
         return array_of(t.elem, tuple(shape) + t.shape[len(indices) :])
@@ -834,6 +836,15 @@ class Checker:
             return SizeConst(left.value - right.value) if left.value >= right.value else None
         expr = S.BinOp("-", _size_expr(left, loc), _size_expr(right, loc), loc=loc, ty=I64)
         return size_operation("-", left, right, expr)
+
+    def _check_indices(self, indices: list[S.DimIndex]) -> None:
+        for idx in indices:
+            if isinstance(idx, S.IdxFix):
+                self._check_index_value(idx.index)
+                continue
+            for part in (idx.start, idx.end, idx.stride):
+                if part is not None:  # Futhark: slice bounds are i64
+                    self.check(part, I64, "A slice bound must have type i64")
 
     def _check_index_value(self, x: S.Expr) -> None:
         t, _ = self.check(x)
@@ -1247,9 +1258,18 @@ class Checker:
         return t, al
 
     def _check_Update(self, e: S.Update, _exp) -> tuple[Type, Alias]:
-        # The value is evaluated before the source is consumed (as in Futhark).
-        vt, val = self.check(e.value)
-        st, sal = self.check(e.src)
+        # As in Futhark, the indices and the value are evaluated before the
+        # source is consumed, so they may use what the source aliases.
+        if updates_inside(e.value, e.src):
+            # `src with [i].f = v`: the value updates `src[i]` of the same
+            # node `src`, whose check (and consumption) must happen once.
+            st, sal = self.check(e.src)
+            self._checked[id(e.src)] = (st, sal)
+            vt, val = self.check(e.value)
+        else:
+            self._check_indices(e.indices)
+            vt, val = self.check(e.value)
+            st, sal = self.check(e.src)
         elem_t = self._indexed_type(st, e.indices, e.loc)
         self.unify(
             elem_t, vt, e.value.loc, "the value written by `with` has the wrong type"
@@ -1273,7 +1293,7 @@ class Checker:
             raise self.err(
                 f"Cannot update a value of type {self.zonk(t)} at these indices.", loc
             )
-        return self._sliced_type(t, indices)
+        return self._sliced_type(t, indices, checked=True)
 
     def _check_RecordUpdate(self, e: S.RecordUpdate, _exp) -> tuple[Type, Alias]:
         st, sal = self.check(e.src)
@@ -1546,7 +1566,7 @@ class Checker:
         self, d: S.ValDecl, local: bool = False
     ) -> tuple[Scheme, Alias]:
         """Check a function or constant definition; return its scheme and,
-        for a local function, its closure's alias."""
+        for a local function, its closure's alias, else its body's."""
         self.push()
         consumed_before = dict(self.cons.consumed)
         if local:
@@ -1590,7 +1610,7 @@ class Checker:
             if ret is None:  # a caller cannot know them
                 hidden = {n for n in opaque if self.lookup_var(n) is None}
                 rt = hide_unscoped_sizes(d.name, self.zonk(rt), hidden, self.u)
-        closure = self.cons.closure(self.cons.leave()) if local else NO_ALIAS
+        closure = self.cons.closure(self.cons.leave()) if local else bal
         if local:
             self.cons.consumed = consumed_before
         self.pop()
@@ -1713,7 +1733,7 @@ class Checker:
         self.push()
         self_type = self.u.fresh_type()
         self.bind_var(d.name, self_type, d.loc, consumable="a function", exact=True)
-        scheme, _ = self.check_function(d)
+        scheme, body_al = self.check_function(d)
         self.pop()
         self.unify(self_type, scheme.type, d.loc, f'recursive use of "{d.name}"')
         self._apply_defaults()
@@ -1773,7 +1793,7 @@ class Checker:
         )
         self.imports.define(d.name, d.loc.file)
         if not d.params and not d.tparams and _contains_array(scheme.type):
-            info.aliases = frozenset({f"global:{d.name}"})
+            info.aliases = global_alias(d.name, self.zonk(scheme.type), body_al)
 
     def _check_size_polymorphic_value(self, d: S.ValDecl, t: Type) -> None:
         """Futhark's rule (#1993): a definition without parameters but with
