@@ -273,15 +273,16 @@ def base_ids(a: Alias) -> frozenset:
 # ============================================================ unique types
 
 
-def make_unique(t: Type) -> Type:
-    """`t` with every array in it (through tuples and records) unique."""
+def make_unique(t: Type, unique: bool = True) -> Type:
+    """`t` with every array in it (through tuples and records) unique (or,
+    with `unique` false, none)."""
     match t:
         case Array(e, s, _):
-            return Array(e, s, True)
+            return Array(e, s, unique)
         case Tuple(es):
-            return Tuple(tuple(make_unique(x) for x in es))
+            return Tuple(tuple(make_unique(x, unique) for x in es))
         case Record(fs):
-            return Record(tuple((f, make_unique(x)) for f, x in fs))
+            return Record(tuple((f, make_unique(x, unique)) for f, x in fs))
     return t
 
 
@@ -533,6 +534,25 @@ class Consumption:
                         loc,
                     )
 
+    def infer_result_uniqueness(self, t: Type, al: Alias, params: list[Bound]) -> Type:
+        """The result type `t` (of alias `al`) of a function declaring none,
+        as Futhark infers it: a part is unique if, of the variables in scope,
+        it aliases only consumed parameters, and no other part aliases
+        anything it does (a caller may then consume it)."""
+        consuming = {p.uid for p in params if p.consumable is None}
+        counts: dict[str, int] = {}
+        for _, part in _result_parts(t, al):
+            for uid in base_ids(part):
+                counts[uid] = counts.get(uid, 0) + 1
+        shared = {uid for uid, n in counts.items() if n > 1}
+
+        def fresh(part: frozenset) -> bool:
+            uids = base_ids(part)
+            bound = {v.uid for v in self._bound(uids) if v.is_global or not self.is_prim(v)}
+            return bound <= consuming and not uids & shared
+
+        return _with_result_uniqueness(t, al, fresh)
+
     @staticmethod
     def check_result_aliases(bal: Alias, loc: Loc) -> None:
         """A function's result may not alias a global constant."""
@@ -666,6 +686,20 @@ def _result_parts(t: Type, a: Alias) -> Iterator[tuple[bool, frozenset]]:
             return
     if not isinstance(t, Scalar):
         yield is_unique(t), flatten_alias(a)
+
+
+def _with_result_uniqueness(t: Type, a: Alias, fresh: Callable[[frozenset], bool]) -> Type:
+    """`t` with each part `_result_parts` gives unique where `fresh` says so."""
+    match t:
+        case Tuple(es) if isinstance(a, tuple) and len(a) == len(es):
+            return Tuple(tuple(_with_result_uniqueness(x, y, fresh) for x, y in zip(es, a)))
+        case Record(fs) if isinstance(a, tuple) and len(a) == len(fs):
+            return Record(tuple(
+                (f, _with_result_uniqueness(x, y, fresh)) for (f, x), y in zip(fs, a)
+            ))
+    if isinstance(t, Scalar):
+        return t
+    return make_unique(t, fresh(flatten_alias(a)))
 
 
 class _Global:

@@ -1610,6 +1610,8 @@ class Checker:
             if ret is None:  # a caller cannot know them
                 hidden = {n for n in opaque if self.lookup_var(n) is None}
                 rt = hide_unscoped_sizes(d.name, self.zonk(rt), hidden, self.u)
+            if ret is None:
+                rt = self.cons.infer_result_uniqueness(self.zonk(rt), bal, param_vars)
         closure = self.cons.closure(self.cons.leave()) if local else bal
         if local:
             self.cons.consumed = consumed_before

@@ -63,3 +63,28 @@ def test_update_index_field_index_then_use():
                  "  let rs: *[]{a: []i32} = [{a = [1, 2]}] in (rs with [0].a[1] = v, rs[0].a)")
     assert 'Using "rs", but this was consumed' in msg
     assert "t.fut:2:68" in msg
+
+
+# A function declaring no return type has Futhark's inferred uniqueness:
+# a result aliasing only consumed parameters is unique.
+LOOP = """
+def main (acc: *[]i32) (xs: []i32) =
+  let (acc, _) = loop (acc, xs) for i < 2 do (step acc xs, xs) in acc
+"""
+
+
+def test_inferred_unique_result_returned_for_consumed_loop_parameter():
+    accept("def step (acc: *[]i32) (xs: []i32) = let ys = map (+ xs[0]) acc in ys" + LOOP)
+
+
+def test_declared_non_unique_result_still_aliases_its_arguments():
+    msg = reject("def step (acc: *[]i32) (xs: []i32) : []i32 = let ys = map (+ xs[0]) acc in ys"
+                 + LOOP)
+    assert 'Return value for loop parameter "xs" aliases other consumed' in msg
+    assert "t.fut:3:18" in msg
+
+
+def test_inferred_result_aliasing_an_observed_parameter():
+    msg = reject("def step (acc: *[]i32) (xs: []i32) = if xs[0] > 0 then acc else xs" + LOOP)
+    assert 'Return value for loop parameter "xs" aliases other consumed' in msg
+    assert "t.fut:3:18" in msg
