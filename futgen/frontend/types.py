@@ -124,7 +124,8 @@ def size_operation(op: str, left: Dim, right: Dim, expr: object) -> Dim:
     size expression whose text puts an operand in parentheses unless it
     binds tighter than `op` or associates with it (`a + b - c`), so that
     the same size written the same way has the same text wherever it is
-    read (the type checker, written parameter types)."""
+    read (the type checker, written parameter types), and sizes Futhark
+    tells apart differ (`a + (b + c)` is not `a + b + c`)."""
     if op == "*":
         return SizeProd((left, right))
     return SizeExpr(f"{_operand_of(left, op, False)} {op} {_operand_of(right, op, True)}", expr)
@@ -133,8 +134,13 @@ def size_operation(op: str, left: Dim, right: Dim, expr: object) -> Dim:
 def _operand_of(d: Dim, op: str, right: bool) -> str:
     if isinstance(d, SizeProd) and op in ("+", "-"):
         return str(d)
-    bare = op == "+" or (op == "-" and not right)
+    bare = (op == "+" and not (right and _additive(d))) or (op == "-" and not right)
     return str(d) if bare or not isinstance(d, SizeExpr | SizeProd) else f"({d})"
+
+
+def _additive(d: Dim) -> bool:
+    """Whether `d` is a sum or difference (its expression a `+` or `-`)."""
+    return isinstance(d, SizeExpr) and getattr(d.expr, "op", None) in ("+", "-")
 
 
 def size_names(d: SizeExpr) -> set[str]:
