@@ -102,10 +102,12 @@ from futgen.frontend.types import (
     dim_pairs,
     is_tuple_record,
     map_dims,
+    nonunique,
     row_type,
     size_names,
     size_operation,
     type_var_names,
+    with_field_type,
     written_name,
 )
 from futgen.frontend.types import substitute as _substitute
@@ -1299,9 +1301,14 @@ class Checker:
             self._checked[id(e.src)] = (st, sal)
             self.check(e.value, ft)
             return st, NO_ALIAS
-        _, val = self.check(e.value, ft, f'Type mismatch when updating record field '
-                                         f'"{".".join(e.fields)}"')
-        return st, with_field_alias(self.zonk(st), sal, e.fields, val)
+        # As in Futhark, the new value may change the field's sizes (not
+        # where the record's type is not yet known).
+        known = with_field_type(self.zonk(st), e.fields, ft) is not None
+        expected = map_dims(self.zonk(ft), lambda _: self.u.fresh_size()) if known else ft
+        vt, val = self.check(e.value, expected, f'Type mismatch when updating record field '
+                                                f'"{".".join(e.fields)}"')
+        rt = with_field_type(self.zonk(st), e.fields, nonunique(self.zonk(vt))) or st
+        return rt, with_field_alias(self.zonk(rt), sal, e.fields, val)
 
     def _check_Loop(self, e: S.Loop, _exp) -> tuple[Type, Alias]:
         init = e.init if e.init is not None else _pattern_as_expr(e.pat)

@@ -296,6 +296,24 @@ def ordered_fields(fields: tuple[tuple[str, Type], ...]) -> list[tuple[str, Type
     return list(fields)
 
 
+def with_field_type(t: Type, path: list[str], new: Type) -> Type | None:
+    """`t` with the field at `path` (`r.a.b`) of type `new`, or None where
+    `t` is not a record or tuple with that field along the path."""
+    if not path:
+        return new
+    f, rest = path[0], path[1:]
+    match t:
+        case Record(fs) if t.field(f) is not None:
+            inner = with_field_type(t.field(f), rest, new)  # type: ignore[arg-type]
+            return None if inner is None else Record(
+                tuple((g, inner if g == f else x) for g, x in fs))
+        case Tuple(es) if f.isdigit() and int(f) < len(es):
+            inner = with_field_type(es[int(f)], rest, new)
+            return None if inner is None else Tuple(
+                tuple(inner if i == int(f) else x for i, x in enumerate(es)))
+    return None
+
+
 def is_unit(t: Type) -> bool:
     """`()` or `{}`: a type with one value."""
     return t in (UNIT, Record(()))

@@ -1,7 +1,8 @@
 """Sizes Futhark accepts that the checker once rejected: `++`'s result is
-`[n + m]` (the prelude's type) and its operands' sizes stay their own.
-Each comes with a close program Futhark still rejects; the program that
-runs is run on the interpreter and on the CPU backend."""
+`[n + m]` (the prelude's type), its operands' sizes stay their own, and a
+record update may change a field's sizes.  Each comes with a close
+program Futhark still rejects; the programs that run are run on the
+interpreter and on the CPU backend."""
 
 from __future__ import annotations
 
@@ -59,24 +60,54 @@ def test_a_recursive_use_may_not_give_map_a_size_of_its_parameter() -> None:
     assert "t.fut:1:1" in msg
 
 
+# ------------------------------------------------------------------ record updates
+
+
+def test_a_record_update_may_change_a_field_size() -> None:
+    accept("def f [n] [m] (xs: [n]i32) (ys: [m]i32) : [m]i32 =\n"
+           "  let r = {xs, ys} with xs = ys in map2 (+) r.xs r.ys\n")
+    accept("def f [n] [m] (xs: [n][2]i32) (ys: [m][3]i32) =\n"
+           "  let r = {a = {xs}, b = (xs, 1i32)} with a.xs = ys in zip r.a.xs ys\n")
+    accept("def f [n] [m] (xs: [n]i32) (ys: [m]i32) = zip ((xs, 0i32) with 0 = ys).0 ys\n")
+
+
+def test_an_updated_field_has_the_new_size_only() -> None:
+    msg = reject("def f [n] [m] (xs: [n]i32) (ys: [m]i32) =\n"
+                 "  let r = {xs, ys} with xs = ys in zip r.xs xs\n")
+    assert 'Sizes "m" and "n" do not match' in msg and "t.fut:2:45" in msg
+    msg = reject("def f [n] [m] (xs: [n]i32) (ys: [m]i32) : {xs: [n]i32, ys: [m]i32} =\n"
+                 "  {xs, ys} with xs = ys\n")
+    assert 'Sizes "n" and "m" do not match. (in field xs)' in msg and "t.fut:2:3" in msg
+
+
+def test_a_record_update_keeps_the_field_element_type_and_rank() -> None:
+    msg = reject("def f [n] [m] (xs: [n]i32) (ys: [m]f32) = {xs, ys} with xs = ys\n")
+    assert 'Type mismatch when updating record field "xs": types i32 and f32' in msg
+    assert "t.fut:1:62" in msg
+    msg = reject("def f [n] [m] (xs: [n]i32) (ys: [m][2]i32) = {xs, ys} with xs = ys\n")
+    assert 'updating record field "xs"' in msg and "different ranks" in msg
+    assert "t.fut:1:65" in msg
+
+
 # ------------------------------------------------------------------ run
 
 PROGRAM = """\
 -- ==
 -- input { [1i64, 2i64, 3i64] [7i64, 8i64] }
--- output { 8i64 5i64 [0i64, 1i64, 2i64, 0i64, 0i64, 0i64] }
+-- output { 8i64 5i64 [0i64, 1i64, 2i64, 0i64, 0i64, 0i64] [7i64, 8i64] 3i64 }
 
 def len [k] 't (_: [k]t) = k
 
 entry main [n] [m] (xs: [n]i64) (ys: [m]i64) =
   let is = iota n ++ replicate n 0i64
   let s = i64.sum (map2 (*) is (xs ++ map (+ 1) xs))
-  in (s, len (xs ++ ys), is)
+  let r = {xs, ys} with xs = ys
+  in (s, len (xs ++ ys), is, map2 (+) r.xs (map (* 0) r.ys), len r.xs + 1)
 """
 
 
 @pytest.mark.parametrize("backend", ["interpreter", "cpu"])
-def test_concatenation_sizes_run(backend: str, tmp_path: Path) -> None:
+def test_concatenation_and_record_update_sizes_run(backend: str, tmp_path: Path) -> None:
     program = tmp_path / "sizes.fut"
     program.write_text(PROGRAM)
     report = run_tests([program], TestOptions(backend=backend, timeout=300.0))
