@@ -103,10 +103,12 @@ from futgen.frontend.types import (
     dim_pairs,
     is_tuple_record,
     map_dims,
+    nonunique,
     row_type,
     size_names,
     size_operation,
     type_var_names,
+    with_field_type,
     written_name,
 )
 from futgen.frontend.types import substitute as _substitute
@@ -830,12 +832,18 @@ class Checker:
         """The size `left - right`, where both are sizes the program can
         name: constants fold (a negative size is an error at run time), the
         rest is a size expression, one size with any written the same."""
-        if not (_nameable(left) and _nameable(right)) or self.lookup_var("-") is not None:
-            return None  # an unknown size, or a `-` the program redefined
         if isinstance(left, SizeConst) and isinstance(right, SizeConst):
             return SizeConst(left.value - right.value) if left.value >= right.value else None
-        expr = S.BinOp("-", _size_expr(left, loc), _size_expr(right, loc), loc=loc, ty=I64)
-        return size_operation("-", left, right, expr)
+        return self._size_arith("-", left, right, loc)
+
+    def _size_arith(self, op: str, left: Dim | None, right: Dim | None, loc: Loc) -> Dim | None:
+        """The size `left op right` as a size expression, if both are sizes
+        a program can name and `op` is the built-in one (later stages
+        evaluate the expression in the scope of its use)."""
+        if not (_nameable(left) and _nameable(right)) or self.lookup_var(op) is not None:
+            return None
+        expr = S.BinOp(op, _size_expr(left, loc), _size_expr(right, loc), loc=loc, ty=I64)
+        return size_operation(op, left, right, expr)
 
     def _check_indices(self, indices: list[S.DimIndex]) -> None:
         for idx in indices:
@@ -866,22 +874,7 @@ class Checker:
                 self.check(x, BOOL)
             return BOOL, NO_ALIAS
         if op == "++":
-            t1, _ = self.check(e.lhs)
-            t2, _ = self.check(e.rhs)
-            self.unify(
-                t1,
-                Array(self.u.fresh_type(), (self.u.anonymous_size(),)),
-                e.lhs.loc,
-                'operands of "++" must be arrays',
-            )
-            self.unify(
-                t1, t2, e.loc, 'operands of "++" must have the same row type', True
-            )
-            z = self.u.shallow(t1)
-            assert isinstance(z, Array)
-            return Array(
-                z.elem, (self.u.existential_size(),) + z.shape[1:], True
-            ), NO_ALIAS
+            return self._check_concat(e), NO_ALIAS
         t1, _ = self.check(e.lhs)
         t2, _ = self.check(e.rhs)
         a = self.u.fresh_type(self._op_constraint(op, e.op_loc or e.loc))
@@ -890,6 +883,23 @@ class Checker:
         if op == "==":
             self._equalities.append((e.op_loc or e.loc, a))
         return (BOOL if op in ORDER_OPS | EQ_OPS else t1), NO_ALIAS
+
+    def _check_concat(self, e: S.BinOp) -> Type:
+        """`[n]t ++ [m]t` is `[n + m]t` (the prelude's type): the operands'
+        rows must agree, not their sizes; a sum with an unknown size is
+        one no other size equals."""
+        arrays = []
+        for x in (e.lhs, e.rhs):
+            t, _ = self.check(x)
+            template = Array(self.u.fresh_type(), (self.u.fresh_size(),))
+            self.unify(template, t, x.loc, 'operands of "++" must be arrays')
+            arrays.append(self.zonk(t))
+        a1, a2 = arrays
+        assert isinstance(a1, Array) and isinstance(a2, Array)
+        self.unify(row_type(a1), row_type(a2), e.loc,
+                   'operands of "++" must have the same row type', True)
+        d = self._size_arith("+", a1.shape[0], a2.shape[0], e.loc)
+        return Array(a1.elem, (d or self.u.existential_size(),) + a1.shape[1:], True)
 
     def _check_UnOp(self, e: S.UnOp, _exp) -> tuple[Type, Alias]:
         t, _ = self.check(e.expr)
@@ -1311,9 +1321,14 @@ class Checker:
             self._checked[id(e.src)] = (st, sal)
             self.check(e.value, ft)
             return st, NO_ALIAS
-        _, val = self.check(e.value, ft, f'Type mismatch when updating record field '
-                                         f'"{".".join(e.fields)}"')
-        return st, with_field_alias(self.zonk(st), sal, e.fields, val)
+        # As in Futhark, the new value may change the field's sizes (not
+        # where the record's type is not yet known).
+        known = with_field_type(self.zonk(st), e.fields, ft) is not None
+        expected = map_dims(self.zonk(ft), lambda _: self.u.fresh_size()) if known else ft
+        vt, val = self.check(e.value, expected, f'Type mismatch when updating record field '
+                                                f'"{".".join(e.fields)}"')
+        rt = with_field_type(self.zonk(st), e.fields, nonunique(self.zonk(vt))) or st
+        return rt, with_field_alias(self.zonk(rt), sal, e.fields, val)
 
     def _check_Loop(self, e: S.Loop, _exp) -> tuple[Type, Alias]:
         init = e.init if e.init is not None else _pattern_as_expr(e.pat)

@@ -124,7 +124,8 @@ def size_operation(op: str, left: Dim, right: Dim, expr: object) -> Dim:
     size expression whose text puts an operand in parentheses unless it
     binds tighter than `op` or associates with it (`a + b - c`), so that
     the same size written the same way has the same text wherever it is
-    read (the type checker, written parameter types)."""
+    read (the type checker, written parameter types), and sizes Futhark
+    tells apart differ (`a + (b + c)` is not `a + b + c`)."""
     if op == "*":
         return SizeProd((left, right))
     return SizeExpr(f"{_operand_of(left, op, False)} {op} {_operand_of(right, op, True)}", expr)
@@ -133,8 +134,13 @@ def size_operation(op: str, left: Dim, right: Dim, expr: object) -> Dim:
 def _operand_of(d: Dim, op: str, right: bool) -> str:
     if isinstance(d, SizeProd) and op in ("+", "-"):
         return str(d)
-    bare = op == "+" or (op == "-" and not right)
+    bare = (op == "+" and not (right and _additive(d))) or (op == "-" and not right)
     return str(d) if bare or not isinstance(d, SizeExpr | SizeProd) else f"({d})"
+
+
+def _additive(d: Dim) -> bool:
+    """Whether `d` is a sum or difference (its expression a `+` or `-`)."""
+    return isinstance(d, SizeExpr) and getattr(d.expr, "op", None) in ("+", "-")
 
 
 def size_names(d: SizeExpr) -> set[str]:
@@ -288,6 +294,24 @@ def ordered_fields(fields: tuple[tuple[str, Type], ...]) -> list[tuple[str, Type
     if is_tuple_record(fields):
         return sorted(fields, key=lambda f: int(f[0]))
     return list(fields)
+
+
+def with_field_type(t: Type, path: list[str], new: Type) -> Type | None:
+    """`t` with the field at `path` (`r.a.b`) of type `new`, or None where
+    `t` is not a record or tuple with that field along the path."""
+    if not path:
+        return new
+    f, rest = path[0], path[1:]
+    match t:
+        case Record(fs) if t.field(f) is not None:
+            inner = with_field_type(t.field(f), rest, new)  # type: ignore[arg-type]
+            return None if inner is None else Record(
+                tuple((g, inner if g == f else x) for g, x in fs))
+        case Tuple(es) if f.isdigit() and int(f) < len(es):
+            inner = with_field_type(es[int(f)], rest, new)
+            return None if inner is None else Tuple(
+                tuple(inner if i == int(f) else x for i, x in enumerate(es)))
+    return None
 
 
 def is_unit(t: Type) -> bool:

@@ -40,9 +40,11 @@ from futgen.frontend.types import (
     Type,
     TypeVar,
     array_of,
+    dim_names,
     names_in_sizes,
     nonunique,
     size_names,
+    size_var_names,
     substitute,
     type_var_names,
     written_name,
@@ -123,6 +125,10 @@ class Unifier:
         # `map`): Futhark's arrays are regular, so such a variable may not
         # become a type whose size a function's parameter gives (`map iota`).
         self.unlifted: set[str] = set()
+        # Inference sizes inside what such a variable became: they too may
+        # not become a parameter of the arrows being unified (a recursive
+        # use `map f`, whose `f` turns out to be `(n: i64) -> [n]t`).
+        self.unlifted_sizes: set[str] = set()
 
     # ------------------------------------------------------------ fresh names
 
@@ -353,6 +359,8 @@ class Unifier:
                 self.levels.binding_size(name, d)
             except ScopeViolation as e:
                 raise UnifyError(str(e)) from None
+        if name in self.unlifted_sizes:
+            self._check_unlifted_size(name, d)
         self.sizes[name] = d
         if name in self.weak and not (isinstance(d, SizeVar) and d.name.startswith("?")):
             self.anon_named.setdefault(self.weak[name].id, []).append(d)
@@ -360,6 +368,18 @@ class Unifier:
             self.met_anonymous.add(d.name)
         if name in self.weak and isinstance(d, SizeVar) and d.name.startswith("?"):
             self.link_anonymous(self.weak.setdefault(d.name, self.weak[name]), self.weak[name])
+
+    def _check_unlifted_size(self, name: str, d: Dim) -> None:
+        """Inference size `name` of an unlifted type variable's type may
+        become `d`: not a parameter of the arrows being unified."""
+        bound = sorted(dim_names(d) & {p for p in self._params if p})
+        if bound:
+            raise UnifyError(
+                f"a size would be the function's parameter \"{bound[0]}\", an existential "
+                "size outside it: a type parameter would be instantiated with a type "
+                "containing anonymous sizes")
+        if isinstance(d, SizeVar) and d.name.startswith("?"):
+            self.unlifted_sizes.add(d.name)
 
     def link_anonymous(self, a: AnySize, b: AnySize) -> None:
         """Record that anonymous sizes `a` and `b` were unified."""
@@ -413,6 +433,7 @@ class Unifier:
         if isinstance(t, TypeVar):
             self.unlifted.add(t.name)
             return
+        self.unlifted_sizes |= {n for n in size_var_names(t) if n.startswith("?")}
         bound = sorted(names_in_sizes(t) & {p for p in self._params if p})
         if bound:
             raise UnifyError(
