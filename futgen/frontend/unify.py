@@ -448,6 +448,9 @@ class Unifier:
             self._merge_constraint(t.name, c)
             return
         if c.prims is not None and not (isinstance(t, Scalar) and t.name in c.prims):
+            if isinstance(self.shallow(t), Record):
+                raise UnifyError(f"Cannot unify type that must be one of {_prims_str(c.prims)} "
+                                 f"with type that must be a record ({self.zonk(t)}).")
             raise UnifyError(f"type {self.zonk(t)} is not one of {_prims_str(c.prims)}")
         if c.equality and isinstance(t, Arrow):
             raise UnifyError(
@@ -456,7 +459,8 @@ class Unifier:
         for fname, ftype in c.fields.items():
             actual = _field_of(t, fname)
             if actual is None:
-                raise UnifyError(f"type {self.zonk(t)} has no field {fname}")
+                raise UnifyError(f"Cannot unify record type with fields {{{fname}: "
+                                 f"{self.zonk(ftype)}}} with type {self.zonk(t)}")
             self.unify(actual, ftype, lenient)
 
     def _merge_constraint(self, name: str, c: Constraint) -> None:
@@ -472,6 +476,10 @@ class Unifier:
                     f" and one of {_prims_str(c.prims)}"
                 )
             old.prims = prims
+        if (old.prims is not None and c.fields) or (c.prims is not None and old.fields):
+            raise UnifyError(f"Cannot unify type that must be one of "
+                             f"{_prims_str(old.prims or c.prims or frozenset())} with type "
+                             "that must be a record.")
         old.equality = old.equality or c.equality
         old.literal = old.literal or c.literal
         old.origin = old.origin or c.origin
