@@ -78,8 +78,8 @@ def test_an_infinite_type_fails_the_occurs_check() -> None:
     # a type that needs a field, met by a record without it, or by a number
     ("def f r = let y = r.b in (r : {a: i32}, y)\n",
      "Cannot unify record type with fields {b: ", "t.fut:1:27"),
-    ("def same 'a (x: a) (y: a) = y\n"
-     "def f = same (\\s -> s.a + 1i32) (\\s -> s + 1i32)\n",
+    (("def same 'a (x: a) (y: a) = y\n"
+      "def f = same (\\s -> s.a + 1i32) (\\s -> s + 1i32)\n"),
      "Cannot unify type that must be one of", "t.fut:2:"),
 ])
 def test_messages_with_futharks_words(src: str, message: str, where: str) -> None:
