@@ -807,7 +807,7 @@ class Internaliser:
             # sizes of `xs` may be what `f`'s size parameters are at this use.
             if e.op == "|>":
                 x = self.expr(e.lhs, env)
-                self._note_anonymous(self.subst(e.lhs.ty), x)
+                self._note_anonymous(e.lhs.ty, x)
                 f, xe = self.expr(e.rhs, env), e.lhs
             else:
                 f = self.expr(e.lhs, env)

@@ -107,6 +107,7 @@ from futgen.frontend.types import (
     row_type,
     size_names,
     size_operation,
+    type_dims,
     type_var_names,
     with_field_type,
     written_name,
@@ -1892,17 +1893,8 @@ def _dim_vars(d: Dim) -> set[str]:
 
 
 def _free_size_vars(t: Type) -> set[str]:
-    match t:
-        case Array(e, shape, _):
-            names = set().union(*(_dim_vars(d) for d in shape))
-            return names | _free_size_vars(e)
-        case Tuple(es):
-            return set().union(*(_free_size_vars(x) for x in es)) if es else set()
-        case Record(fs):
-            return set().union(*(_free_size_vars(x) for _, x in fs)) if fs else set()
-        case Arrow(_, p, r):
-            return _free_size_vars(p) | _free_size_vars(r)
-    return set()
+    """The inference sizes of `t`."""
+    return set().union(*(_dim_vars(d) for d in type_dims(t)))
 
 
 def _implicit_sizes(d: S.ValDecl, t: Type, free: tuple[str, ...], u: Unifier) -> set[str]:

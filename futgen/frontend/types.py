@@ -385,16 +385,7 @@ def type_var_names(t: Type) -> list[str]:
 
 def size_var_names(t: Type) -> set[str]:
     """The names of the `SizeVar` sizes anywhere in `t`."""
-    match t:
-        case Array(e, shape, _):
-            return {d.name for d in shape if isinstance(d, SizeVar)} | size_var_names(e)
-        case Tuple(es):
-            return set().union(*(size_var_names(x) for x in es))
-        case Record(fs):
-            return set().union(*(size_var_names(x) for _, x in fs))
-        case Arrow(_, p, r):
-            return size_var_names(p) | size_var_names(r)
-    return set()
+    return {d.name for d in type_dims(t) if isinstance(d, SizeVar)}
 
 
 def implicit_size_params(t: Type | None) -> tuple[str, ...]:

@@ -374,10 +374,7 @@ class Unifier:
         become `d`: not a parameter of the arrows being unified."""
         bound = sorted(dim_names(d) & {p for p in self._params if p})
         if bound:
-            raise UnifyError(
-                f"a size would be the function's parameter \"{bound[0]}\", an existential "
-                "size outside it: a type parameter would be instantiated with a type "
-                "containing anonymous sizes")
+            raise _escaped_parameter("a size would be", bound[0])
         if isinstance(d, SizeVar) and d.name.startswith("?"):
             self.unlifted_sizes.add(d.name)
 
@@ -436,11 +433,7 @@ class Unifier:
         self.unlifted_sizes |= {n for n in size_var_names(t) if n.startswith("?")}
         bound = sorted(names_in_sizes(t) & {p for p in self._params if p})
         if bound:
-            raise UnifyError(
-                f"the size of {nonunique(t)} is the function's parameter \"{bound[0]}\", an "
-                "existential size outside it: a type parameter would be instantiated with a "
-                "type containing anonymous sizes"
-            )
+            raise _escaped_parameter(f"the size of {nonunique(t)} is", bound[0])
 
     def _apply_constraint(self, c: Constraint, t: Type, lenient: bool) -> None:
         t = self.shallow(t)
@@ -448,7 +441,7 @@ class Unifier:
             self._merge_constraint(t.name, c)
             return
         if c.prims is not None and not (isinstance(t, Scalar) and t.name in c.prims):
-            if isinstance(self.shallow(t), Record):
+            if isinstance(t, Record):
                 raise UnifyError(f"Cannot unify type that must be one of {_prims_str(c.prims)} "
                                  f"with type that must be a record ({self.zonk(t)}).")
             raise UnifyError(f"type {self.zonk(t)} is not one of {_prims_str(c.prims)}")
@@ -535,3 +528,11 @@ def _field_of(t: Type, fname: str) -> Type | None:
 
 def _prims_str(prims: frozenset[str]) -> str:
     return ", ".join(sorted(prims))
+
+
+def _escaped_parameter(what: str, name: str) -> UnifyError:
+    """A size of an unlifted type parameter's instance that is the parameter
+    `name` of the function argument being unified (Futhark's regular arrays)."""
+    return UnifyError(f'{what} the function\'s parameter "{name}", an existential size '
+                      "outside it: a type parameter would be instantiated with a type "
+                      "containing anonymous sizes")

@@ -34,6 +34,7 @@ and 1 x 1 (tiles of 32 x 32 and 16 x 16 points).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from futgen.codegen.cuda import imp, render
@@ -231,11 +232,8 @@ def _load(sc: SegCompile, low: KernelLowering, rd: Read,
     into `target`; bounds-checked if `checked`, else trusting the check of
     its tile's corners (`_reads`)."""
     body = ir.Body((rd.stm,), (ir.Var(rd.stm.pat[0].name),))
-    if checked:
+    with nullcontext() if checked else low.indices_checked():
         stms = low.region(params, body, [target], sc.fresh("load_failed"))
-    else:
-        with low.indices_checked():
-            stms = low.region(params, body, [target], sc.fresh("load_failed"))
     return "\n".join(render.stms(stms, 5))
 
 
