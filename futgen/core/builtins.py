@@ -47,9 +47,10 @@ def builtin(it: Internaliser, name: str, ty: T.Type, loc: Loc) -> V:
     if "." in name:
         module, member = name.split(".", 1)
         return _numeric_member(it, module, member, ty, loc)
+    from futgen.core.ad import RULES as AD_RULES
     from futgen.core.derived import DERIVED
 
-    rule = GENERIC.get(name) or DERIVED.get(name)
+    rule = GENERIC.get(name) or DERIVED.get(name) or AD_RULES.get(name)
     if rule is None:
         raise _unsupported(f'the built-in "{name}"', loc)
     return rule(it, ty, loc)

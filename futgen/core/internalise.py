@@ -316,6 +316,11 @@ class Internaliser:
         self.functions[key] = ir.Function(name, tuple(params), ret, body, entry)
         return name
 
+    def function_named(self, name: str) -> ir.Function:
+        """The core function called `name`, already internalised."""
+        f = next(f for k, f in self.functions.items() if f is not None and self.names[k] == name)
+        return f
+
     def hidden_sizes(self, d: S.ValDecl) -> list[str]:
         """The size parameters of `d` that no array parameter has in its type
         (`def f [n] (x: i64) : [n]i64`): its core function takes them first,

@@ -612,8 +612,6 @@ class Checker:
         if name in self._builtin_cache:
             return self._builtin_cache[name]
         header = SIGNATURES.get(name)
-        if name in ("vjp", "jvp", "vjp2", "jvp2"):
-            raise UnsupportedFeature("automatic differentiation (vjp/jvp)", loc)
         if header is None:
             raise self.err(f'Unknown name "{name}".{self.imports.why_unknown(name)}', loc)
         from futgen.frontend.parser import parse_header

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from futgen.errors import FutharkError, assertion_text
+from futgen.errors import FutharkError, UnsupportedFeature, assertion_text
 from futgen.frontend import types as T
 from futgen.frontend.prelude import INTEGRAL_OPS, NUMERIC_OPS
 from futgen.interp import prims as P
@@ -415,6 +415,20 @@ def _copy(c: Any, x: Any) -> Any:
 
 
 BUILTINS["manifest"] = BUILTINS["copy"]
+
+
+def _compiled_only(name: str) -> Callable:
+    def run(c: Any, *_args: Any) -> Any:
+        raise UnsupportedFeature(
+            f"automatic differentiation ({name}) in the interpreter; the compiled backends "
+            "run it (--backend cpu or cuda)", c.loc)
+
+    return run
+
+
+# Differentiation is a transformation of the core IR (`futgen.core.ad`).
+for _name in ("jvp", "jvp2", "vjp", "vjp2", "jmp", "jmp2", "mjp", "mjp2"):
+    BUILTINS[_name] = (3, _compiled_only(_name), False)
 
 
 @builtin("head", 1)
