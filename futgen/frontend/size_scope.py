@@ -51,9 +51,21 @@ def argument_text(arg: S.Expr, i: int) -> str:
     Futhark's messages do, else by its position."""
     return f'"{arg.full_name}"' if isinstance(arg, S.Var) else f"argument #{i + 1}"
 
-def check_dependent_arg(fname: str, i: int, arg: S.Expr, param: Type, at: Type,
+
+def function_text(fn: S.Expr) -> str:
+    """How a message names the applied `fn`: by its name, else (a section,
+    a lambda) as "function", unquoted, as Futhark's messages do."""
+    return f'"{fn.full_name}"' if isinstance(fn, S.Var) else "function"
+
+
+def cannot_apply(fn: S.Expr, arg: S.Expr, i: int) -> str:
+    """The start of a message on `fn`'s argument #i+1 `arg`."""
+    return f"Cannot apply {function_text(fn)} to {argument_text(arg, i)}"
+
+
+def check_dependent_arg(fn: S.Expr, i: int, arg: S.Expr, param: Type, at: Type,
                         result: Type, unlifted: set[str], u: Unifier) -> None:
-    """`fname` applied to argument #i+1 `arg` of type `at` (unified with
+    """`fn` applied to argument #i+1 `arg` of type `at` (unified with
     the parameter type `param`; `result` is the application's type).  A
     binder of `at` that sizes of `param` name (`param` binding none) is an
     existential size of the application, as in Futhark; it may not be held
@@ -62,8 +74,7 @@ def check_dependent_arg(fname: str, i: int, arg: S.Expr, param: Type, at: Type,
     escaped = set(_escaped_binders(u.zonk(param), u.zonk(at)))
     if not escaped:
         return
-    what = argument_text(arg, i)
-    head = f'Cannot apply "{fname}" to {what} of dependent type {u.zonk(at)}: '
+    head = f"{cannot_apply(fn, arg, i)} of dependent type {u.zonk(at)}: "
     for v in sorted(unlifted):
         for name in sorted(size_var_names(u.zonk(TypeVar(v))) & escaped):
             raise CompileError(
@@ -165,19 +176,18 @@ def hide_unscoped_sizes(fname: str, t: Type, hidden: set[str], u: Unifier) -> Ty
     return map_dims(t, lambda d: hide(d) if dim_names(d) & hidden else d)
 
 
-def check_unscoped_arg(fname: str, i: int, arg: S.Expr, param: Type, at: Type,
+def check_unscoped_arg(fn: S.Expr, i: int, arg: S.Expr, param: Type, at: Type,
                        u: Unifier) -> None:
-    """`fname` applied to argument #i+1 `arg` (of type `at`, unified with
+    """`fn` applied to argument #i+1 `arg` (of type `at`, unified with
     `param`): a size of the parameter that is an expression of the callee's
     size parameters (`[n + 1]`) cannot be matched with a size local to the
     function that gave the argument (Futhark's unknown size)."""
     for mine, theirs in dim_pairs(param, u.zonk(at)):
         if isinstance(mine, SizeVar) and mine.name in u.expr_params \
                 and isinstance(theirs, SizeVar) and theirs.name in u.unscoped:
-            what = argument_text(arg, i)
             origin, size = u.unscoped[theirs.name]
             raise CompileError(
-                f'Cannot apply "{fname}" to {what}: its size "{size}" names a variable local '
+                f'{cannot_apply(fn, arg, i)}: its size "{size}" names a variable local '
                 f'to "{origin}", unknown here, which cannot match "{u.expr_params[mine.name]}".',
                 arg.loc)
 

@@ -65,12 +65,13 @@ from futgen.frontend.loops import changed_sizes, check_loop_classes
 from futgen.frontend.names import Imports, check_names
 from futgen.frontend.recursion import check_recursion
 from futgen.frontend.size_scope import (
-    argument_text,
+    cannot_apply,
     check_dependent_arg,
     check_parameter_scope,
     check_return_names,
     check_unknown_parameter_sizes,
     check_unscoped_arg,
+    function_text,
     has_binding,
     hide_unscoped_sizes,
     opaque_names,
@@ -147,6 +148,9 @@ class Scheme:
     # The level of each declared type parameter ("" or "~": see lifted.py);
     # one not here (inferred ones) may be anything.
     levels: dict[str, str] = field(default_factory=dict)
+    # Of a top-level function, the parameters (by index) whose ambiguous
+    # type was defaulted: to what, and where the ambiguity arose.
+    defaulted: dict[int, tuple[str, Loc]] = field(default_factory=dict)
 
     @property
     def unlifted(self) -> frozenset[str]:
@@ -919,7 +923,6 @@ class Checker:
         so that `map (\\x -> x.0) xs` learns the type of `x` from `xs`.
         """
         ft, fn_alias = self.check(fn)
-        fname = fn.full_name if isinstance(fn, S.Var) else "function"
         params: list[Type] = []
         results: list[Type] = []  # after each argument
         pending: dict[str, Dim] = {}
@@ -931,7 +934,7 @@ class Checker:
                 self.u.unify(cur, Arrow(None, p, r))
                 cur = self.u.shallow(cur)
             if not isinstance(cur, Arrow):
-                raise self.err(_not_applicable(fn, fname, i, len(args), self.zonk(ft)), arg.loc)
+                raise self.err(_not_applicable(fn, i, len(args), self.zonk(ft)), arg.loc)
             params.append(cur.param)
             cur = self._dependent_result(cur, arg, pending)
             results.append(cur)
@@ -943,52 +946,62 @@ class Checker:
             before = dict(self.cons.consumed)
             at, al = self.check(args[i], hint)
             arg_aliases[i] = al
+            # As they were: a failed unification may have bound parts of them.
+            expected, actual = self.zonk(params[i]), self.zonk(at)
             try:
                 self.u.unify(params[i], at)
             except UnifyError as ex:
                 raise self.err(
-                    f'Cannot apply "{fname}" to {argument_text(args[i], i)}: expected type '
-                    f"{self.zonk(params[i])}, got {self.zonk(at)} ({ex}).",
+                    f"{cannot_apply(fn, args[i], i)}: expected type {expected}, got {actual} "
+                    f"({ex}).{self._defaulted_note(fn, i)}",
                     args[i].loc,
                 ) from None
-            check_unscoped_arg(fname, i, args[i], params[i], at, self.u)
-            self._check_functional_arg(fname, i, at, params[i], before, args[i])
+            check_unscoped_arg(fn, i, args[i], params[i], at, self.u)
+            self._check_functional_arg(fn, i, at, params[i], before, args[i])
             unlifted = _type_var_names(ft) & self.u.unlifted
-            check_dependent_arg(fname, i, args[i], params[i], at, results[i], unlifted,
-                                self.u)
+            check_dependent_arg(fn, i, args[i], params[i], at, results[i], unlifted, self.u)
         if (
             isinstance(fn, S.Var)
             and fn.full_name in FRESH_RESULT_BUILTINS
             and not fn.qual
         ):
-            self._consume_args(fname, params, args, arg_aliases)
+            self._consume_args(fn, params, args, arg_aliases)
             return cur, NO_ALIAS
-        kept = [fn_alias, *self._consume_args(fname, params, args, arg_aliases)]
-        app = self.cons.fresh(f'the result of applying "{fname}" (at {e.loc})')
+        kept = [fn_alias, *self._consume_args(fn, params, args, arg_aliases)]
+        app = self.cons.fresh(f"the result of applying {function_text(fn)} (at {e.loc})")
         return cur, self._result_aliases(cur, [*kept, frozenset({app})])
 
     def _check_functional_arg(
-        self, fname: str, i: int, at: Type, param: Type, before: dict, arg: S.Expr
+        self, fn: S.Expr, i: int, at: Type, param: Type, before: dict, arg: S.Expr
     ) -> None:
         """A function passed as argument may neither consume anything when
         evaluated nor consume more than the parameter's type allows."""
         at = self.zonk(at)
         if not isinstance(at, Arrow):
             return
-        what = f'Argument #{i + 1} of "{fname}"'
+        what = f"Argument #{i + 1} of {function_text(fn)}"
         self.cons.check_functional_arg(before, arg.loc, what)
         if self._is_builtin(arg):
             return  # its `*t` results lost their `*` with `t`
         why = function_subtype_error(at, self.zonk(param))
         if why is not None:
-            raise self.err(f'Cannot apply "{fname}" to {argument_text(arg, i)}: {why}.',
-                           arg.loc)
+            raise self.err(f"{cannot_apply(fn, arg, i)}: {why}.", arg.loc)
+
+    def _defaulted_note(self, fn: S.Expr, i: int) -> str:
+        """Why `fn`'s parameter #i+1 has its type, if defaulting gave it
+        (Futhark warns where it defaults a function's type)."""
+        info = self.lookup_var(fn.name) if isinstance(fn, S.Var) and not fn.qual else None
+        if info is None or i not in info.scheme.defaulted:
+            return ""
+        default, origin = info.scheme.defaulted[i]
+        return (f'\nThe type of parameter #{i + 1} of "{fn.name}" was ambiguous (at {origin}): '
+                f"Defaulting ambiguous type to {default}.")
 
     def _is_builtin(self, e: S.Expr) -> bool:
         return isinstance(e, S.Var) and self.lookup_var(e.name) is None
 
     def _consume_args(
-        self, fname: str, params: list[Type], args: list[S.Expr], als: list[Alias]
+        self, fn: S.Expr, params: list[Type], args: list[S.Expr], als: list[Alias]
     ) -> list[Alias]:
         """Consume the arguments passed for unique parameters; return the
         aliases of the others, which the result may alias."""
@@ -997,7 +1010,7 @@ class Checker:
             if is_unique(self.zonk(params[i])):
                 others = [(als[j], args[j].loc) for j in range(len(args)) if j != i]
                 self.cons.check_consumed_arg(als[i], others, arg.loc)
-                self.cons.consume(als[i], arg.loc, f'argument #{i + 1} of "{fname}"')
+                self.cons.consume(als[i], arg.loc, f"argument #{i + 1} of {function_text(fn)}")
             else:
                 kept.append(als[i])
         return kept
@@ -1752,10 +1765,12 @@ class Checker:
         scheme, body_al = self.check_function(d)
         self.pop()
         self.unify(self_type, scheme.type, d.loc, f'recursive use of "{d.name}"')
-        self._apply_defaults()
+        ambiguous = self.zonk(scheme.type)
+        defaults = self._apply_defaults()
         for inst in self._instances:
             check_instance(inst, _close_sizes(self.zonk(inst.var), self.u), self._tparams)
-        scheme = replace(scheme, type=self.zonk(scheme.type))
+        scheme = replace(scheme, type=self.zonk(scheme.type),
+                         defaulted=_defaulted_params(ambiguous, defaults, d.loc))
         free = sorted(_free_type_vars(scheme.type))
         free_sizes = tuple(sorted(_free_size_vars(scheme.type)))
         scheme = replace(scheme, svars=scheme.svars + free_sizes)
@@ -1838,8 +1853,10 @@ class Checker:
             raise self.err(f'Entry point functions may not be higher-order ("{d.name}" has '
                            f"type {s.type}).", d.loc)
 
-    def _apply_defaults(self) -> None:
-        """Default remaining overloaded literals: integers to i32, floats to f64."""
+    def _apply_defaults(self) -> dict[str, tuple[str, Loc | None]]:
+        """Default remaining overloaded types: integers to i32, floats to f64.
+        Returns each defaulted type variable's default and origin."""
+        defaults: dict[str, tuple[str, Loc | None]] = {}
         for name, c in list(self.u.constraints.items()):
             if name in self.u.types or c.prims is None:
                 continue
@@ -1857,9 +1874,27 @@ class Checker:
                 self.u.unify(TypeVar(name), Scalar(default))
             except UnifyError as ex:
                 raise self.err(str(ex), c.origin) from None
+            defaults[name] = default, c.origin
+        return defaults
 
 
 # ================================================================== helpers
+
+
+def _defaulted_params(
+    t: Type, defaults: dict[str, tuple[str, Loc | None]], loc: Loc
+) -> dict[int, tuple[str, Loc]]:
+    """The parameters of function type `t` (before defaulting) whose type
+    `defaults` fixed: the default and origin (else `loc`) of their first."""
+    found: dict[int, tuple[str, Loc]] = {}
+    i = 0
+    while isinstance(t, Arrow):
+        for v in type_var_names(t.param):
+            if v in defaults and i not in found:
+                default, origin = defaults[v]
+                found[i] = default, origin or loc
+        t, i = t.ret, i + 1
+    return found
 
 
 def _record_or_tuple(fields: tuple[tuple[str, Type], ...]) -> Type:
@@ -2148,13 +2183,13 @@ def _param_name(p: S.Pat) -> str | None:
     return None
 
 
-def _not_applicable(fn: S.Expr, fname: str, i: int, given: int, t: Type) -> str:
+def _not_applicable(fn: S.Expr, i: int, given: int, t: Type) -> str:
     """Why `fn` cannot take its argument #i+1, in Futhark's words."""
     if i == 0:
-        what = f'"{fname}"' if isinstance(fn, S.Var) else "expression"
+        what = function_text(fn) if isinstance(fn, S.Var) else "expression"
         return f"Cannot apply {what} as function, as it has type {t}."
     s = "" if i == 1 else "s"
-    return (f'Cannot apply "{fname}" to argument #{i + 1}: it takes {i} argument{s} '
+    return (f"Cannot apply {function_text(fn)} to argument #{i + 1}: it takes {i} argument{s} "
             f"(type {t}) but is applied to {given}.")
 
 

@@ -330,7 +330,8 @@ class Unifier:
             return
         if isinstance(d1, SizeExpr) or isinstance(d2, SizeExpr):
             if not lenient and self._known(d1) and self._known(d2):
-                raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.{self.explain(d1, d2)}')
+                raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.'
+                                 f"{_occurs_note(d1, d2)}{self.explain(d1, d2)}")
             return  # against a product: checked at run time
         if not lenient:
             raise UnifyError(f'Sizes "{d1}" and "{d2}" do not match.{self.explain(d1, d2)}')
@@ -516,6 +517,16 @@ def _inference_sizes(d: Dim) -> set[str]:
     if isinstance(d, SizeProd):
         return set().union(*(_inference_sizes(f) for f in d.factors))
     return {d.name} if isinstance(d, SizeVar) and d.name.startswith("?") else set()
+
+
+def _occurs_note(d1: Dim, d2: Dim) -> str:
+    """Why a size and an expression of it (`n`, `n + n`: a function that
+    must keep sizes but grows them) never match: Futhark's occurs check."""
+    for name, expr in ((d1, d2), (d2, d1)):
+        if isinstance(name, SizeVar) and isinstance(expr, SizeExpr) \
+                and name.name in size_names(expr):
+            return f'\nOccurs check: "{name}" occurs in "{expr}", so the two cannot be unified.'
+    return ""
 
 
 def _field_of(t: Type, fname: str) -> Type | None:

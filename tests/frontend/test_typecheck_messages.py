@@ -86,3 +86,36 @@ def test_messages_with_futharks_words(src: str, message: str, where: str) -> Non
     with pytest.raises(CompileError) as e:
         check_source(src, "t.fut")
     assert message in str(e.value) and where in str(e.value), str(e.value)
+
+
+def test_a_function_without_a_name_is_called_function() -> None:
+    """A section or lambda applied to a bad argument: Futhark's "Cannot apply
+    function to", with the parameter's type as it was before unifying."""
+    with pytest.raises(CompileError) as e:
+        check_source("def g (p: {b: bool}) = (.b[0]) p", "t.fut")
+    assert str(e.value).startswith('Error at t.fut:1:32: Cannot apply function to "p": '
+                                   "expected type ?t"), str(e.value)
+    assert ", got {b: bool} (" in str(e.value)
+
+
+def test_a_parameter_type_fixed_by_defaulting_is_explained() -> None:
+    """`twice` is i32 -> i32, as `x * 2` alone cannot tell which number."""
+    with pytest.raises(CompileError) as e:
+        check_source("def twice x = x * 2\ndef h = twice 0.5f32", "t.fut")
+    assert str(e.value).startswith('Error at t.fut:2:15: Cannot apply "twice" to argument #1: '
+                                   "expected type i32, got f32 (types i32 and f32 do not match)."
+                                   '\nThe type of parameter #1 of "twice" was ambiguous (at '
+                                   "t.fut:1:17): Defaulting ambiguous type to i32."), str(e.value)
+    with pytest.raises(CompileError) as e:  # a declared parameter type was not defaulted
+        check_source("def scale (k: i32) x = k * x\ndef h = scale 0.5f32 1", "t.fut")
+    assert "Defaulting" not in str(e.value)
+
+
+def test_a_size_and_an_expression_of_it_fail_the_occurs_check() -> None:
+    """A function of type `a -> a` may not grow its argument."""
+    with pytest.raises(CompileError) as e:
+        check_source("def keep 't (f: t -> t) (x: t) = f x\n"
+                     "def h [m] (ys: [m]bool) = keep (\\zs -> zs ++ zs) ys", "t.fut")
+    assert str(e.value).startswith('Error at t.fut:2:33: type mismatch: Sizes "m + m" and "m" '
+                                   'do not match.\nOccurs check: "m" occurs in "m + m", so the '
+                                   "two cannot be unified."), str(e.value)
