@@ -821,8 +821,9 @@ def _over_rows(it: Internaliser, arrays: list[ir.SubExp],
         for r in rows:
             it.types[r.name] = r.type
         out = body([ir.Var(r.name) for r in rows])
-        types = [it.scrub(it.type_of(o)) for o in out]
-        lam = ir.Lambda(tuple(rows), ir.Body(tuple(stms), tuple(out)), tuple(types))
+        inner = [it.type_of(o) for o in out]
+    types = [it.scrub(t) for t in inner]  # sizes named inside the lambda are unknown outside
+    lam = ir.Lambda(tuple(rows), ir.Body(tuple(stms), tuple(out)), tuple(types))
     return it.bind(ir.Screma(w, tuple(a.name for a in arrays), (), (), lam),
                    [ir.array_of(t, (w,)) for t in types], "seeded")
 

@@ -68,6 +68,9 @@ def operator(it: Internaliser, op: str, ty: T.Type, loc: Loc) -> Fn:
         from futgen.core.derived import compose_operator
 
         return compose_operator(it, op, ty, loc)
+    module, _, member = op.rpartition(".")
+    if module in T.PRIMS and member in ARITH | COMPARE:
+        op = member  # `(f64.+)`: the checker typed it at its module's type
     if op not in ARITH | COMPARE:
         raise _unsupported(f"the operator {op}", loc)
 
