@@ -16,6 +16,10 @@ import re
 
 from futgen.frontend.types import FLOATS, INTS, PRIMS
 
+# The differentiation operators: a transformation of the core IR
+# (`futgen.core.ad`), so the interpreter does not run them.
+DIFFERENTIATION = ("jvp", "jvp2", "vjp", "vjp2", "jmp", "jmp2", "mjp", "mjp2")
+
 # name -> header.  `n`, `m`, ... are sizes; `'t` etc. type parameters.
 GENERIC: dict[str, str] = {
     "map": "'a [n] 'x (f: a -> x) (as: [n]a) : *[n]x",
@@ -80,7 +84,7 @@ GENERIC: dict[str, str] = {
     "null": "[n] 't (x: [n]t) : bool",
     "copy": "'t (a: t) : *t",
     "manifest": "'t (a: t) : *t",
-    # Automatic differentiation (compiled backends only: `futgen.core.ad`).
+    # Automatic differentiation (DIFFERENTIATION: compiled backends only).
     "jvp": "'a 'b (f: a -> b) (x: a) (dx: a) : b",
     "jvp2": "'a 'b (f: a -> b) (x: a) (dx: a) : (b, b)",
     "vjp": "'a 'b (f: a -> b) (x: a) (ybar: b) : a",
@@ -250,6 +254,7 @@ NUMERIC_MODULES = PRIMS
 SIGNATURES: dict[str, str] = all_signatures()
 
 __all__ = [
+    "DIFFERENTIATION",
     "FLOATS",
     "GENERIC",
     "INTEGRAL_OPS",

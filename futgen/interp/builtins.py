@@ -21,7 +21,7 @@ import numpy as np
 
 from futgen.errors import FutharkError, UnsupportedFeature, assertion_text
 from futgen.frontend import types as T
-from futgen.frontend.prelude import INTEGRAL_OPS, NUMERIC_OPS
+from futgen.frontend.prelude import DIFFERENTIATION, INTEGRAL_OPS, NUMERIC_OPS
 from futgen.interp import prims as P
 from futgen.interp import values as V
 from futgen.interp.interpreter import (
@@ -427,7 +427,7 @@ def _compiled_only(name: str) -> Callable:
 
 
 # Differentiation is a transformation of the core IR (`futgen.core.ad`).
-for _name in ("jvp", "jvp2", "vjp", "vjp2", "jmp", "jmp2", "mjp", "mjp2"):
+for _name in DIFFERENTIATION:
     BUILTINS[_name] = (3, _compiled_only(_name), False)
 
 

@@ -1,5 +1,5 @@
-"""Automatic differentiation (`futgen.core.ad`): `jvp`, `vjp` and their
-vector forms, checked against derivatives computed another way.
+"""Automatic differentiation (`futgen.core.ad`): every operator of
+`prelude.DIFFERENTIATION`, checked against derivatives computed another way.
 
 * Every differentiable scalar function and operator of the numeric modules:
   `jvp` against a central finite difference of the function itself.
@@ -117,6 +117,8 @@ entry both (xs: []f64) (dxs: []f64) (ybar0: f64) (ybar1: []f64) =
   (jvp2 f xs dxs, vjp2 f xs (ybar0, ybar1))
 entry tangents (xs: []f64) (dxss: [][]f64) = jmp f xs dxss
 entry cotangents (xs: []f64) (ybar0s: []f64) (ybar1s: [][]f64) = mjp f xs (zip ybar0s ybar1s)
+entry both_vectors (xs: []f64) (dxss: [][]f64) (ybar0s: []f64) (ybar1s: [][]f64) =
+  (jmp2 f xs dxss, mjp2 f xs (zip ybar0s ybar1s))
 entry mapped_tangents (xs: []f64) (dxss: [][]f64) = map (jvp f xs) dxss
 entry mapped_cotangents (xs: []f64) (ybar0s: []f64) (ybar1s: [][]f64) =
   map2 (\\a b -> vjp f xs (a, b)) ybar0s ybar1s
@@ -162,6 +164,10 @@ def _check_program(call) -> None:
     [got] = call("cotangents", [xs, ybar0s, ybar1s])
     [want] = call("mapped_cotangents", [xs, ybar0s, ybar1s])
     np.testing.assert_allclose(got, want)
+    y0, y1, t0, t1, z0, z1, xbars = call("both_vectors", [xs, dxss, ybar0s, ybar1s])
+    np.testing.assert_allclose([y0, z0], [p0, p0])
+    np.testing.assert_allclose(t1, call("tangents", [xs, dxss])[1])
+    np.testing.assert_allclose(xbars, want)
     xbar, xsbar = call("tuple_arg", [np.float64(2.0), xs])
     assert _f64(xbar) == pytest.approx(xs.sum())
     np.testing.assert_allclose(xsbar, np.full_like(xs, 2.0))
