@@ -1,35 +1,19 @@
-"""Automatic differentiation on the core IR: `jvp` and `vjp`, by forward mode.
-
-`jvp f x dx` copies the core lambda of `f` statement by statement, each one
-followed by the statements of its tangent: dual numbers, source to source,
-as Futhark's forward mode (`src/Futhark/AD/Fwd.hs`), with its partial
-derivatives (`AD/Derivatives.hs`).  Every value has a tangent of its own
-type, as in Futhark: integers are differentiated by the same rules as
-floats, and a bool's tangent is a bool (`&&` multiplies, `||` adds).  A tangent
-known to be zero is `None` and costs nothing; it becomes an actual zero
-only where each value needs one (branch, loop and lambda results, SOAC
-inputs, calls).  A called function gets a differentiated copy
-(`<name>_jvp`).  A SOAC keeps its kind: its lambda is differentiated, and
-the dual-number extension of an associative operator is associative with
-neutral element (ne, 0), so a reduction, scan or histogram of dual numbers
-is one of the same kind.
-
-`vjp f x ybar` is computed by forward mode too: every scalar element of
-`x` is seeded in turn, and its cotangent is the dot product of the
-resulting tangent with `ybar`.  For an array the seeds are a `map` over
-the element indices, so the passes run in parallel, but the work is one
-pass of `f` per element of `x`, where reverse mode would cost a small
-multiple of one pass (ARCHITECTURE.md: what is still to come).
-"""
+"""Forward mode: the tangent of every value of a copied body (see the package docstring)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from futgen.core import ir
-from futgen.core.internalise import Arg, Fn, Internaliser, V, _constant, _flatten
+from futgen.core.ad.derivatives import (
+    BINARY_DERIVATIVES,
+    BITWISE,
+    PIECEWISE_CONSTANT,
+    UNARY_DERIVATIVES,
+    Scalar,
+)
+from futgen.core.internalise import Internaliser, _constant
 from futgen.errors import Loc, UnsupportedFeature
 from futgen.flatten.names import replace_uses
 from futgen.frontend import types as T
@@ -86,7 +70,7 @@ class Forward:
     def sub(self, x: ir.SubExp) -> ir.SubExp:
         return self.env.get(x.name, x) if isinstance(x, ir.Var) else x
 
-    def rn(self, node):  # noqa: ANN001, ANN201 - any IR node
+    def rn(self, node):
         return replace_uses(node, self.env)
 
     def dt(self, x: ir.SubExp | ir.VName) -> Tangent:
@@ -250,7 +234,7 @@ class Forward:
         dx = self.dt(x)
         if dx is None:
             return None
-        s = Scalar(self, prim)
+        s = Scalar(self.emit, prim)
         x = self.sub(x)
         if op in ("to_bits", "from_bits"):  # Futhark's rule: bit casts carry tangents along
             return self.emit(ir.UnOp(op, prim, dx), self.it.type_of(y))
@@ -273,7 +257,7 @@ class Forward:
         dx, dy = self.dt(x), self.dt(y)
         if dx is None and dy is None:
             return None
-        s = Scalar(self, prim)
+        s = Scalar(self.emit, prim)
         x, y = self.sub(x), self.sub(y)
         if op == "ldexp":  # x * 2^y, y an i32
             return None if dx is None else s.binop("ldexp", dx, y)
@@ -327,7 +311,7 @@ class Forward:
                             [p.type for p in params + tparams], s.pat[0].name.base)
         self.bind_results(s.pat, outs, want)
 
-    def _loop_body(self, e: ir.Loop, want: list[bool]):  # noqa: ANN202
+    def _loop_body(self, e: ir.Loop, want: list[bool]):
         params, tparams = self.fresh_params(tuple(p for p, _ in e.merge), want)
         if isinstance(e.form, ir.ForLoop):
             i = self.it.fresh(e.form.i.base)
@@ -479,173 +463,6 @@ class Forward:
         self.bind_layout(s.pat, out_layout, outs)
 
 
-# ---------------------------------------------------------------- derivatives
-
-
-class Scalar:
-    """Scalar arithmetic of one primitive type, emitted by a `Forward`."""
-
-    def __init__(self, fw: Forward, prim: str):
-        self.fw, self.prim, self.t = fw, prim, ir.Prim(prim)
-
-    def k(self, v: float) -> ir.Constant:
-        return _constant(v, self.prim)
-
-    def is_zero(self, x: ir.SubExp) -> bool:
-        return isinstance(x, ir.Constant) and x.value == 0
-
-    def binop(self, op: str, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-        return self.fw.emit(ir.BinOp(op, self.prim, x, y), self.t)
-
-    def un(self, op: str, x: ir.SubExp) -> ir.SubExp:
-        return self.fw.emit(ir.UnOp(op, self.prim, x), self.t)
-
-    def sub(self, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-        return self.binop("-", x, y)
-
-    def add(self, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-        return self.binop("||" if self.prim == "bool" else "+", x, y)
-
-    def mul(self, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-        for a, b in ((x, y), (y, x)):  # a partial derivative of 1 or -1 costs nothing
-            if isinstance(a, ir.Constant) and a.value == 1:
-                return b
-            if isinstance(a, ir.Constant) and a.value == -1 and self.prim != "bool":
-                return self.neg(b)
-        return self.binop("&&" if self.prim == "bool" else "*", x, y)
-
-    def div(self, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-        return self.binop("/", x, y)
-
-    def neg(self, x: ir.SubExp) -> ir.SubExp:
-        return self.un("neg", x)
-
-    def recip(self, x: ir.SubExp) -> ir.SubExp:
-        return self.div(self.k(1), x)
-
-    def cmp(self, op: str, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-        return self.fw.emit(ir.CmpOp(op, self.prim, x, y), ir.Prim("bool"))
-
-    def of_bool(self, c: ir.SubExp) -> ir.SubExp:
-        """1 where `c` holds, else 0 (how Futhark writes max's partials)."""
-        return self.fw.emit(ir.ConvOp("bool", self.prim, c), self.t)
-
-    def select(self, c: ir.SubExp, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-        return self.fw.emit(ir.If(c, ir.Body((), (x,)), ir.Body((), (y,)), (self.t,)), self.t)
-
-
-Rule1 = Callable[[Scalar, ir.SubExp, ir.SubExp], ir.SubExp]  # (s, x, f x) -> f' x
-
-
-def _over_pi(rule: Rule1) -> Rule1:
-    return lambda s, x, y: s.div(rule(s, x, y), s.k(math.pi))
-
-
-def _asin(s: Scalar, x: ir.SubExp, _y: ir.SubExp) -> ir.SubExp:
-    return s.recip(s.un("sqrt", s.sub(s.k(1), s.mul(x, x))))
-
-
-def _acos(s: Scalar, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-    return s.neg(_asin(s, x, y))
-
-
-def _atan(s: Scalar, x: ir.SubExp, _y: ir.SubExp) -> ir.SubExp:
-    return s.recip(s.add(s.k(1), s.mul(x, x)))
-
-
-def _erf(s: Scalar, x: ir.SubExp, _y: ir.SubExp) -> ir.SubExp:
-    return s.mul(s.k(2 / math.sqrt(math.pi)), s.un("exp", s.neg(s.mul(x, x))))
-
-
-# f' in terms of x and y = f x, for the float functions of the numeric modules.
-UNARY_DERIVATIVES: dict[str, Rule1] = {
-    "sqrt": lambda s, x, y: s.recip(s.mul(s.k(2), y)),
-    "rsqrt": lambda s, x, y: s.mul(s.k(-0.5), s.mul(y, s.mul(y, y))),
-    "cbrt": lambda s, x, y: s.recip(s.mul(s.k(3), s.mul(y, y))),
-    "recip": lambda s, x, y: s.neg(s.mul(y, y)),
-    "exp": lambda s, x, y: y,
-    "log": lambda s, x, y: s.recip(x),
-    "log2": lambda s, x, y: s.recip(s.mul(x, s.k(math.log(2)))),
-    "log10": lambda s, x, y: s.recip(s.mul(x, s.k(math.log(10)))),
-    "log1p": lambda s, x, y: s.recip(s.add(x, s.k(1))),
-    "sin": lambda s, x, y: s.un("cos", x),
-    "cos": lambda s, x, y: s.neg(s.un("sin", x)),
-    "tan": lambda s, x, y: s.add(s.k(1), s.mul(y, y)),
-    "sinpi": lambda s, x, y: s.mul(s.k(math.pi), s.un("cospi", x)),
-    "cospi": lambda s, x, y: s.neg(s.mul(s.k(math.pi), s.un("sinpi", x))),
-    "tanpi": lambda s, x, y: s.mul(s.k(math.pi), s.add(s.k(1), s.mul(y, y))),
-    "asin": _asin,
-    "acos": _acos,
-    "atan": _atan,
-    "asinpi": _over_pi(_asin),
-    "acospi": _over_pi(_acos),
-    "atanpi": _over_pi(_atan),
-    "sinh": lambda s, x, y: s.un("cosh", x),
-    "cosh": lambda s, x, y: s.un("sinh", x),
-    "tanh": lambda s, x, y: s.sub(s.k(1), s.mul(y, y)),
-    "asinh": lambda s, x, y: s.recip(s.un("sqrt", s.add(s.mul(x, x), s.k(1)))),
-    "acosh": lambda s, x, y: s.recip(s.un("sqrt", s.sub(s.mul(x, x), s.k(1)))),
-    "atanh": lambda s, x, y: s.recip(s.sub(s.k(1), s.mul(x, x))),
-    "erf": _erf,
-    "erfc": lambda s, x, y: s.neg(_erf(s, x, y)),
-}
-# Unary operators whose derivative is zero wherever it exists.
-PIECEWISE_CONSTANT = {"sgn", "floor", "ceil", "trunc", "round", "isnan", "isinf", "to_bits",
-                      "from_bits", "popc", "clz", "ctz", "not", "bnot"}
-# Bitwise operators: Futhark's AD gives them zero derivatives too.
-BITWISE = {"&", "|", "^", "<<", ">>", ">>>", "mul_hi"}
-PIECEWISE_CONSTANT -= {"not", "bnot", "to_bits", "from_bits"}
-
-Rule2 = Callable[[Scalar, ir.SubExp, ir.SubExp, ir.SubExp], tuple[ir.SubExp, ir.SubExp]]
-
-
-def _div(s: Scalar, x: ir.SubExp, y: ir.SubExp, z: ir.SubExp) -> tuple[ir.SubExp, ir.SubExp]:
-    if s.prim in T.FLOATS:
-        return s.recip(y), s.neg(s.div(z, y))
-    # Integer division: Futhark's partials, in integer arithmetic.
-    return s.binop("//", s.k(1), y), s.neg(s.binop("//", x, s.mul(y, y)))
-
-
-def _pow(s: Scalar, x: ir.SubExp, y: ir.SubExp, z: ir.SubExp) -> tuple[ir.SubExp, ir.SubExp]:
-    one = s.k(1)
-    if s.prim not in T.FLOATS:
-        return s.mul(s.binop("**", x, s.sub(y, one)), y), s.k(0)
-    # 0 ** y has no derivative in x for y < 1, and x ** y none in y for x <= 0.
-    at_zero = s.fw.emit(ir.BinOp("&&", "bool", s.cmp("==", x, s.k(0)), s.cmp("<", y, one)),
-                        ir.Prim("bool"))
-    px = s.select(at_zero, s.k(0), s.mul(y, s.binop("**", x, s.sub(y, one))))
-    py = s.mul(z, s.select(s.cmp("<=", x, s.k(0)), s.k(0), s.un("log", x)))
-    return px, py
-
-
-def _atan2(s: Scalar, x: ir.SubExp, y: ir.SubExp, z: ir.SubExp) -> tuple[ir.SubExp, ir.SubExp]:
-    r2 = s.add(s.mul(x, x), s.mul(y, y))
-    return s.div(y, r2), s.neg(s.div(x, r2))
-
-
-# (∂z/∂x, ∂z/∂y) of z = x op y.
-BINARY_DERIVATIVES: dict[str, Rule2] = {
-    "+": lambda s, x, y, z: (s.k(1), s.k(1)),
-    "-": lambda s, x, y, z: (s.k(1), s.k(-1)),
-    "*": lambda s, x, y, z: (y, x),
-    "/": _div,
-    "//": _div,
-    "%": lambda s, x, y, z: (s.k(1), s.k(0)),
-    "%%": lambda s, x, y, z: (s.k(1), s.k(0)),
-    "**": _pow,
-    "max": lambda s, x, y, z: (s.of_bool(s.cmp(">=", x, y)), s.of_bool(s.cmp("<", x, y))),
-    "min": lambda s, x, y, z: (s.of_bool(s.cmp("<=", x, y)), s.of_bool(s.cmp(">", x, y))),
-    "atan2": _atan2,
-    "atan2pi": lambda s, x, y, z: tuple(s.div(p, s.k(math.pi)) for p in _atan2(s, x, y, z)),
-    "hypot": lambda s, x, y, z: (s.div(x, z), s.div(y, z)),
-    "copysign": lambda s, x, y, z: (s.mul(s.un("sgn", x), s.binop("copysign", s.k(1), y)),
-                                    s.k(0)),
-    "nextafter": lambda s, x, y, z: (s.k(1), s.k(0)),
-    "&&": lambda s, x, y, z: (y, x),
-    "||": lambda s, x, y, z: (s.k(1), s.k(0)),
-}
-
-
 # ---------------------------------------------------------------- functions
 
 
@@ -674,205 +491,3 @@ def jvp_function(it: Internaliser, f: ir.Function, loc: Loc | None) -> str:
     ret = f.ret + f.ret
     it.functions[key] = ir.Function(name, tuple(params + tparams), ret, body)
     return name
-
-
-# ---------------------------------------------------------------- built-ins
-
-
-def _lambda(it: Internaliser, f: Fn, x: V, xt: T.Type, loc: Loc) -> ir.Lambda:
-    from futgen.core.builtins import make_lambda
-
-    return make_lambda(it, f, [xt], [it.type_of(a) for a in _flatten(x)], loc)
-
-
-def _tangent_values(fw: Forward, ys: list[ir.SubExp], dys: list[Tangent]) -> list[ir.SubExp]:
-    """The tangents of results `ys`, zeros made where known (bools: false)."""
-    return [d if d is not None else fw.zero_like(y) for y, d in zip(ys, dys)]
-
-
-def _jvp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
-    """`jvp f x dx` (`jvp2`: the value of `f x` too)."""
-    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
-        def impl(args: list[Arg], ret: T.Type) -> V:
-            (f, _), (x, xt), (dx, _) = args
-            fw = Forward(it, loc)
-            ys, dys = fw.inline(_lambda(it, f, x, xt, loc), _flatten(x), _flatten(dx))
-            out = _tangent_values(fw, ys, dys)
-            return it.unflatten(ret, iter(ys + out if both else out))
-
-        return Fn(ty, 3, impl)
-
-    return rule
-
-
-def _vjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
-    """`vjp f x ybar` (`vjp2`: the value of `f x` too)."""
-    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
-        def impl(args: list[Arg], ret: T.Type) -> V:
-            (f, _), (x, xt), (ybar, _) = args
-            lam = _lambda(it, f, x, xt, loc)
-            xs, ybars = _flatten(x), _flatten(ybar)
-            xbars = [_cotangent(it, lam, xs, c, ybars, loc) for c in range(len(xs))]
-            if not both:
-                return it.unflatten(ret, iter(xbars))
-            ys, _ = Forward(it, loc).inline(lam, xs, [None] * len(xs))
-            return it.unflatten(ret, iter(ys + xbars))
-
-        return Fn(ty, 3, impl)
-
-    return rule
-
-
-def _dims(it: Internaliser, x: ir.SubExp) -> list[ir.SubExp]:
-    t = it.type_of(x)
-    assert isinstance(t, ir.ArrayT)
-    return [d if d is not None else it.bind1(ir.ArraySize(x.name, k), I64, "n")
-            for k, d in enumerate(t.shape)]
-
-
-def _count(it: Internaliser, dims: list[ir.SubExp]) -> ir.SubExp:
-    n = dims[0]
-    for d in dims[1:]:
-        n = it.bind1(ir.BinOp("*", "i64", n, d), I64, "n")
-    return n
-
-
-def _cotangent(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], c: int,
-               ybars: list[ir.SubExp], loc: Loc) -> ir.SubExp:
-    """The cotangent of component `c` of the argument: for each of its
-    elements, the tangent of the result seeded there, dotted with `ybar`."""
-    x = xs[c]
-    t = it.type_of(x)
-    if _prim(t) == "bool":  # no cotangents through bools (Futhark's reverse mode has none)
-        return Forward(it, loc).zero_like(x)
-    if isinstance(t, ir.Prim):
-        return _seeded_dot(it, lam, xs, c, _constant(1, t.name), ybars, t.name, loc)
-    dims = _dims(it, x)
-    n = _count(it, dims)
-    idx = it.bind1(ir.Iota(n, ir.Constant(0, "i64"), ir.Constant(1, "i64")),
-                   ir.ArrayT("i64", (n,)), "iota")
-    flat = ir.ArrayT(t.elem, (n,))
-    with it.nested() as stms:
-        i = ir.Param(it.fresh("i"), I64)
-        it.types[i.name] = I64
-        zeros = it.bind1(ir.Replicate((n,), _constant(0, t.elem)), flat, "zeros")
-        seed = it.bind1(ir.Update(zeros.name, (ir.DimFix(ir.Var(i.name)),),
-                                  _constant(1, t.elem)), flat, "seed")
-        if len(dims) > 1:
-            seed = it.bind1(ir.Reshape(seed.name, tuple(dims)), ir.ArrayT(t.elem, tuple(dims)),
-                            "seed")
-        dot = _seeded_dot(it, lam, xs, c, seed, ybars, t.elem, loc)
-        body = ir.Body(tuple(stms), (dot,))
-    grads = it.bind1(ir.Screma(n, (idx.name,), (), (), ir.Lambda((i,), body, (ir.Prim(t.elem),))),
-                     flat, "xbar")
-    if len(dims) == 1:
-        return grads
-    return it.bind1(ir.Reshape(grads.name, tuple(dims)), ir.ArrayT(t.elem, tuple(dims)), "xbar")
-
-
-def _seeded_dot(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], c: int, seed: ir.SubExp,
-                ybars: list[ir.SubExp], prim: str, loc: Loc) -> ir.SubExp:
-    """The dot product with `ybar` of the tangent of `lam xs` when component
-    `c` has tangent `seed` and the others none, in type `prim`."""
-    seeds: list[Tangent] = [None] * len(xs)
-    seeds[c] = seed
-    ys, dys = Forward(it, loc).inline(lam, xs, seeds)
-    total: ir.SubExp | None = None
-    for y, dy, ybar in zip(ys, dys, ybars):
-        yt = it.type_of(y)
-        yprim = _prim(yt)
-        if dy is None or yprim == "bool":
-            continue
-        term = it.bind1(ir.BinOp("*", yprim, dy, ybar), ir.Prim(yprim), "dot") \
-            if isinstance(yt, ir.Prim) else _dot(it, y, dy, ybar, loc)
-        if yprim != prim:
-            term = it.bind1(ir.ConvOp(yprim, prim, term), ir.Prim(prim), "dot")
-        total = term if total is None else it.bind1(ir.BinOp("+", prim, total, term),
-                                                    ir.Prim(prim), "dot")
-    return total if total is not None else _constant(0, prim)
-
-
-def _dot(it: Internaliser, y: ir.SubExp, a: ir.SubExp, b: ir.SubExp, loc: Loc) -> ir.SubExp:
-    """The sum of the elementwise products of arrays `a` and `b`, of `y`'s shape."""
-    from futgen.core.builtins import binop_lambda
-
-    dims = _dims(it, y)
-    n = _count(it, dims)
-    prim = _prim(it.type_of(y))
-    flat = ir.ArrayT(prim, (n,))
-    if len(dims) > 1:
-        a, b = (it.bind1(ir.Reshape(v.name, (n,), loc), flat, "flat") for v in (a, b))
-    else:  # `ybar` must have `y`'s shape, as a reshape checks for higher ranks
-        b = it.bind1(ir.Reshape(b.name, (n,), loc), flat, "flat")
-    p, q, r = (ir.Param(it.fresh(base), ir.Prim(prim)) for base in ("p", "q", "r"))
-    prod = ir.Lambda((p, q), ir.Body((ir.Stm((r,), ir.BinOp("*", prim, ir.Var(p.name),
-                                                            ir.Var(q.name))),),
-                                     (ir.Var(r.name),)), (ir.Prim(prim),))
-    red = ir.Reduce(binop_lambda(it, "+", prim), (_constant(0, prim),), comm=True)
-    return it.bind1(ir.Screma(n, (a.name, b.name), (), (red,), prod), ir.Prim(prim), "dot")
-
-
-def _over_rows(it: Internaliser, arrays: list[ir.SubExp],
-               body: Callable[[list[ir.SubExp]], list[ir.SubExp]]) -> list[ir.SubExp]:
-    """`map` of `body` over the rows of `arrays` (the seeds of `jmp`, `mjp`)."""
-    w = it.width(arrays[0])
-    with it.nested() as stms:
-        rows = [ir.Param(it.fresh("seed"), ir.row(it.type_of(a))) for a in arrays]
-        for r in rows:
-            it.types[r.name] = r.type
-        out = body([ir.Var(r.name) for r in rows])
-        inner = [it.type_of(o) for o in out]
-    types = [it.scrub(t) for t in inner]  # sizes named inside the lambda are unknown outside
-    lam = ir.Lambda(tuple(rows), ir.Body(tuple(stms), tuple(out)), tuple(types))
-    return it.bind(ir.Screma(w, tuple(a.name for a in arrays), (), (), lam),
-                   [ir.array_of(t, (w,)) for t in types], "seeded")
-
-
-def _jmp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
-    """`jmp f x dxs`: `jvp f x` of every seed in `dxs` (`jmp2`: `f x` too)."""
-    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
-        def impl(args: list[Arg], ret: T.Type) -> V:
-            (f, _), (x, xt), (seeds, _) = args
-            lam, xs = _lambda(it, f, x, xt, loc), _flatten(x)
-
-            def jvp(row: list[ir.SubExp]) -> list[ir.SubExp]:
-                fw = Forward(it, loc)
-                return _tangent_values(fw, *fw.inline(lam, xs, list(row)))
-
-            out = _over_rows(it, _flatten(seeds), jvp)
-            if both:
-                out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
-            return it.unflatten(ret, iter(out))
-
-        return Fn(ty, 3, impl)
-
-    return rule
-
-
-def _mjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
-    """`mjp f x ybars`: `vjp f x` of every seed in `ybars` (`mjp2`: `f x` too)."""
-    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
-        def impl(args: list[Arg], ret: T.Type) -> V:
-            (f, _), (x, xt), (seeds, _) = args
-            lam, xs = _lambda(it, f, x, xt, loc), _flatten(x)
-            out = _over_rows(it, _flatten(seeds), lambda row: [
-                _cotangent(it, lam, xs, c, row, loc) for c in range(len(xs))])
-            if both:
-                out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
-            return it.unflatten(ret, iter(out))
-
-        return Fn(ty, 3, impl)
-
-    return rule
-
-
-RULES: dict[str, Callable[[Internaliser, T.Type, Loc], Fn]] = {
-    "jmp": _jmp(both=False),
-    "jmp2": _jmp(both=True),
-    "mjp": _mjp(both=False),
-    "mjp2": _mjp(both=True),
-    "jvp": _jvp(both=False),
-    "jvp2": _jvp(both=True),
-    "vjp": _vjp(both=False),
-    "vjp2": _vjp(both=True),
-}

@@ -1,0 +1,145 @@
+"""Automatic differentiation on the core IR: `jvp` and `vjp`, by forward mode.
+
+`jvp f x dx` copies the core lambda of `f` statement by statement, each one
+followed by the statements of its tangent: dual numbers, source to source,
+as Futhark's forward mode (`src/Futhark/AD/Fwd.hs`), with its partial
+derivatives (`AD/Derivatives.hs`).  Every value has a tangent of its own
+type, as in Futhark: integers are differentiated by the same rules as
+floats, and a bool's tangent is a bool (`&&` multiplies, `||` adds).  A tangent
+known to be zero is `None` and costs nothing; it becomes an actual zero
+only where each value needs one (branch, loop and lambda results, SOAC
+inputs, calls).  A called function gets a differentiated copy
+(`<name>_jvp`).  A SOAC keeps its kind: its lambda is differentiated, and
+the dual-number extension of an associative operator is associative with
+neutral element (ne, 0), so a reduction, scan or histogram of dual numbers
+is one of the same kind.
+
+`vjp f x ybar` is computed by forward mode too: every scalar element of
+`x` is seeded in turn, and its cotangent is the dot product of the
+resulting tangent with `ybar`.  For an array the seeds are a `map` over
+the element indices, so the passes run in parallel, but the work is one
+pass of `f` per element of `x`, where reverse mode would cost a small
+multiple of one pass (ARCHITECTURE.md: what is still to come).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from futgen.core import ir
+from futgen.core.ad.basis import _cotangent
+from futgen.core.ad.forward import Forward, Tangent
+from futgen.core.internalise import Arg, Fn, Internaliser, V, _flatten
+from futgen.errors import Loc
+from futgen.frontend import types as T
+
+# ---------------------------------------------------------------- built-ins
+
+
+def _lambda(it: Internaliser, f: Fn, x: V, xt: T.Type, loc: Loc) -> ir.Lambda:
+    from futgen.core.builtins import make_lambda
+
+    return make_lambda(it, f, [xt], [it.type_of(a) for a in _flatten(x)], loc)
+
+
+def _tangent_values(fw: Forward, ys: list[ir.SubExp], dys: list[Tangent]) -> list[ir.SubExp]:
+    """The tangents of results `ys`, zeros made where known (bools: false)."""
+    return [d if d is not None else fw.zero_like(y) for y, d in zip(ys, dys)]
+
+
+def _jvp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
+    """`jvp f x dx` (`jvp2`: the value of `f x` too)."""
+    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
+        def impl(args: list[Arg], ret: T.Type) -> V:
+            (f, _), (x, xt), (dx, _) = args
+            fw = Forward(it, loc)
+            ys, dys = fw.inline(_lambda(it, f, x, xt, loc), _flatten(x), _flatten(dx))
+            out = _tangent_values(fw, ys, dys)
+            return it.unflatten(ret, iter(ys + out if both else out))
+
+        return Fn(ty, 3, impl)
+
+    return rule
+
+
+def _vjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
+    """`vjp f x ybar` (`vjp2`: the value of `f x` too)."""
+    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
+        def impl(args: list[Arg], ret: T.Type) -> V:
+            (f, _), (x, xt), (ybar, _) = args
+            lam = _lambda(it, f, x, xt, loc)
+            xs, ybars = _flatten(x), _flatten(ybar)
+            xbars = [_cotangent(it, lam, xs, c, ybars, loc) for c in range(len(xs))]
+            if not both:
+                return it.unflatten(ret, iter(xbars))
+            ys, _ = Forward(it, loc).inline(lam, xs, [None] * len(xs))
+            return it.unflatten(ret, iter(ys + xbars))
+
+        return Fn(ty, 3, impl)
+
+    return rule
+
+def _over_rows(it: Internaliser, arrays: list[ir.SubExp],
+               body: Callable[[list[ir.SubExp]], list[ir.SubExp]]) -> list[ir.SubExp]:
+    """`map` of `body` over the rows of `arrays` (the seeds of `jmp`, `mjp`)."""
+    w = it.width(arrays[0])
+    with it.nested() as stms:
+        rows = [ir.Param(it.fresh("seed"), ir.row(it.type_of(a))) for a in arrays]
+        for r in rows:
+            it.types[r.name] = r.type
+        out = body([ir.Var(r.name) for r in rows])
+        inner = [it.type_of(o) for o in out]
+    types = [it.scrub(t) for t in inner]  # sizes named inside the lambda are unknown outside
+    lam = ir.Lambda(tuple(rows), ir.Body(tuple(stms), tuple(out)), tuple(types))
+    return it.bind(ir.Screma(w, tuple(a.name for a in arrays), (), (), lam),
+                   [ir.array_of(t, (w,)) for t in types], "seeded")
+
+
+def _jmp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
+    """`jmp f x dxs`: `jvp f x` of every seed in `dxs` (`jmp2`: `f x` too)."""
+    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
+        def impl(args: list[Arg], ret: T.Type) -> V:
+            (f, _), (x, xt), (seeds, _) = args
+            lam, xs = _lambda(it, f, x, xt, loc), _flatten(x)
+
+            def jvp(row: list[ir.SubExp]) -> list[ir.SubExp]:
+                fw = Forward(it, loc)
+                return _tangent_values(fw, *fw.inline(lam, xs, list(row)))
+
+            out = _over_rows(it, _flatten(seeds), jvp)
+            if both:
+                out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
+            return it.unflatten(ret, iter(out))
+
+        return Fn(ty, 3, impl)
+
+    return rule
+
+
+def _mjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
+    """`mjp f x ybars`: `vjp f x` of every seed in `ybars` (`mjp2`: `f x` too)."""
+    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
+        def impl(args: list[Arg], ret: T.Type) -> V:
+            (f, _), (x, xt), (seeds, _) = args
+            lam, xs = _lambda(it, f, x, xt, loc), _flatten(x)
+            out = _over_rows(it, _flatten(seeds), lambda row: [
+                _cotangent(it, lam, xs, c, row, loc) for c in range(len(xs))])
+            if both:
+                out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
+            return it.unflatten(ret, iter(out))
+
+        return Fn(ty, 3, impl)
+
+    return rule
+
+
+RULES: dict[str, Callable[[Internaliser, T.Type, Loc], Fn]] = {
+    "jmp": _jmp(both=False),
+    "jmp2": _jmp(both=True),
+    "mjp": _mjp(both=False),
+    "mjp2": _mjp(both=True),
+    "jvp": _jvp(both=False),
+    "jvp2": _jvp(both=True),
+    "vjp": _vjp(both=False),
+    "vjp2": _vjp(both=True),
+}
