@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
+import warnings
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from futgen.core import internalise, run
+from futgen.core import ad, internalise, run
 from futgen.errors import CompileError, UnsupportedFeature
 from futgen.frontend import check_source
 from futgen.interp.interpreter import Interpreter
@@ -179,8 +180,60 @@ def _check_program(call) -> None:
 
 
 def test_program_on_the_core_interpreter() -> None:
-    prog = _core(PROGRAM)
+    # Its histogram and scatter are beyond reverse mode: vjp says so, and
+    # runs by forward mode.
+    with pytest.warns(ad.ForwardModeVjp, match=r"t.fut:\d+:\d+: vjp runs by forward mode.*"
+                      r"(histograms|scatter)"):
+        prog = _core(PROGRAM)
     _check_program(lambda entry, args: run(prog, entry, args))
+
+
+# Everything here is within reverse mode: a map reading free arrays by
+# index, reductions by * and min, a scan, a loop carrying an array it
+# updates in place, branches, a call, replicate, transpose, concat.
+REVERSE_PROGRAM = """
+def poly (x: f64) (c: f64) = c * x * x + f64.sin x
+
+def g [n] (xs: [n]f64) : (f64, [n]f64) =
+  let ys = map (\\x -> poly x 0.5) xs
+  let p = reduce (*) 1 (map (\\y -> 1 + y * y) ys)
+  let m = reduce f64.min 1e9 ys
+  let zs = scan (+) 0 ys
+  let gathered = map (\\i -> xs[(i + 1) % n] * zs[i]) (iota n)
+  let ws = loop acc = copy gathered for i < 3 do
+             let acc[i % n] = acc[i % n] * xs[(i + 1) % n]
+             in map2 (\\a x -> if a > 0.5 then a * x else a - x) acc xs
+  let t = transpose (replicate 2 ws) |> flatten
+  let u = concat t [p, m] :> [2 * n + 2]f64
+  in (p + f64.sum u, map f64.exp ws)
+
+entry primal (xs: []f64) = g xs
+entry tangent (xs: []f64) (dxs: []f64) = jvp g xs dxs
+entry cotangent (xs: []f64) (ybar0: f64) (ybar1: []f64) = vjp g xs (ybar0, ybar1)
+entry cotangents (xs: []f64) (ybar0s: []f64) (ybar1s: [][]f64) = mjp g xs (zip ybar0s ybar1s)
+"""
+
+
+def _check_reverse(call, call_forward) -> None:
+    xs, dxs = _rng_args()
+    d0, d1 = call("tangent", [xs, dxs])
+    ybar0, ybar1 = 0.7, np.linspace(-1, 1, len(xs))
+    [xbar] = call("cotangent", [xs, np.float64(ybar0), ybar1])
+    assert np.dot(xbar, dxs) == pytest.approx(ybar0 * d0 + np.dot(ybar1, d1), rel=1e-9)
+    np.testing.assert_allclose(xbar, call_forward("cotangent", [xs, np.float64(ybar0), ybar1])[0])
+    ybar0s, ybar1s = np.array([ybar0, -2.0]), np.stack([ybar1, ybar1[::-1]])
+    [xbars] = call("cotangents", [xs, ybar0s, ybar1s])
+    np.testing.assert_allclose(xbars[0], xbar)
+
+
+def test_reverse_mode_on_the_core_interpreter(monkeypatch) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ad.ForwardModeVjp)  # reverse mode throughout
+        prog = _core(REVERSE_PROGRAM)
+    monkeypatch.setattr(ad, "REVERSE_MODE", False)
+    forward = _core(REVERSE_PROGRAM)
+    _check_reverse(lambda entry, args: run(prog, entry, args),
+                   lambda entry, args: run(forward, entry, args))
 
 
 @pytest.fixture(scope="module")
@@ -201,15 +254,37 @@ def _package_call(pkg):
     return lambda entry, args: _flat(pkg.call(entry, [np.asarray(a) for a in args]))
 
 
+@pytest.mark.filterwarnings("ignore::futgen.core.ad.ForwardModeVjp")
 def test_program_through_the_cpu_package(cpu_package) -> None:
     _check_program(_package_call(cpu_package))
 
 
+def _build(path: Path, backend: str):
+    path.write_text(REVERSE_PROGRAM)
+    return _package_call(PackageBackend(backend).compile(str(path)))
+
+
+def _packages(root: Path, backend: str):
+    """The reverse-mode program built as it is, and with vjp by forward mode."""
+    built = _build(root / "ad_reverse.fut", backend)
+    ad.REVERSE_MODE = False
+    try:
+        return built, _build(root / "ad_forward.fut", backend)
+    finally:
+        ad.REVERSE_MODE = True
+
+
+def test_reverse_mode_through_the_cpu_package(tmp_path) -> None:
+    _check_reverse(*_packages(tmp_path, "cpu"))
+
+
 @pytest.mark.gpu
-def test_program_through_the_cuda_package(tmp_path) -> None:
+@pytest.mark.filterwarnings("ignore::futgen.core.ad.ForwardModeVjp")
+def test_programs_through_the_cuda_package(tmp_path) -> None:
     path = tmp_path / "ad_program.fut"
     path.write_text(PROGRAM)
     _check_program(_package_call(PackageBackend("cuda").compile(str(path))))
+    _check_reverse(*_packages(tmp_path, "cuda"))
 
 
 # ------------------------------------------------------------ errors

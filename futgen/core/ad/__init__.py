@@ -24,11 +24,13 @@ multiple of one pass (ARCHITECTURE.md: what is still to come).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 from futgen.core import ir
 from futgen.core.ad.basis import _cotangent
 from futgen.core.ad.forward import Forward, Tangent
+from futgen.core.ad.reverse import NotReversible, reverse_vjp
 from futgen.core.internalise import Arg, Fn, Internaliser, V, _flatten
 from futgen.errors import Loc
 from futgen.frontend import types as T
@@ -62,6 +64,33 @@ def _jvp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
     return rule
 
 
+# Reverse mode where it applies (tests turn it off to compare with forward mode).
+REVERSE_MODE = True
+
+
+class ForwardModeVjp(UserWarning):
+    """A `vjp` runs by forward mode: one pass of the function per element of
+    its argument, because reverse mode does not handle something in it."""
+
+
+def cotangents(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], ybars: list[ir.SubExp],
+               loc: Loc) -> list[ir.SubExp]:
+    """`vjp` of `lam` at `xs`: by reverse mode, or by forward mode (one pass
+    per element of `xs`) where the return sweep meets what it does not handle."""
+    if REVERSE_MODE:
+        mark, types = len(it.stms), dict(it.types)
+        try:
+            return reverse_vjp(it, lam, xs, ybars, loc)
+        except NotReversible as why:
+            warnings.warn(f"{loc}: vjp runs by forward mode, one pass of the function per "
+                          f"element of its argument: reverse mode does not handle {why} yet",
+                          ForwardModeVjp, stacklevel=2)
+            del it.stms[mark:]
+            it.types.clear()
+            it.types.update(types)
+    return [_cotangent(it, lam, xs, c, ybars, loc) for c in range(len(xs))]
+
+
 def _vjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
     """`vjp f x ybar` (`vjp2`: the value of `f x` too)."""
     def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
@@ -69,7 +98,7 @@ def _vjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
             (f, _), (x, xt), (ybar, _) = args
             lam = _lambda(it, f, x, xt, loc)
             xs, ybars = _flatten(x), _flatten(ybar)
-            xbars = [_cotangent(it, lam, xs, c, ybars, loc) for c in range(len(xs))]
+            xbars = cotangents(it, lam, xs, ybars, loc)
             if not both:
                 return it.unflatten(ret, iter(xbars))
             ys, _ = Forward(it, loc).inline(lam, xs, [None] * len(xs))
@@ -122,8 +151,7 @@ def _mjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
         def impl(args: list[Arg], ret: T.Type) -> V:
             (f, _), (x, xt), (seeds, _) = args
             lam, xs = _lambda(it, f, x, xt, loc), _flatten(x)
-            out = _over_rows(it, _flatten(seeds), lambda row: [
-                _cotangent(it, lam, xs, c, row, loc) for c in range(len(xs))])
+            out = _over_rows(it, _flatten(seeds), lambda row: cotangents(it, lam, xs, row, loc))
             if both:
                 out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
             return it.unflatten(ret, iter(out))

@@ -44,6 +44,15 @@ def zero_stms(it: Internaliser, like: ir.SubExp, t: ir.Type) -> tuple[list[ir.St
     return stms, ir.Var(z.name)
 
 
+def emit_zero(it: Internaliser, like: ir.SubExp) -> ir.SubExp:
+    """A zero of the type of `like`, made in the body being built."""
+    stms, z = zero_stms(it, like, it.type_of(like))
+    for s in stms:
+        it.stms.append(s)
+        it.types[s.pat[0].name] = s.pat[0].type
+    return z
+
+
 @dataclass
 class Built:
     """A body built in a nested scope: its statements, results and their
@@ -60,10 +69,14 @@ class Forward:
     its tangent (`tan`).  Old names not in `env` are free in the copied code
     (in scope as they are) and have a zero tangent."""
 
-    def __init__(self, it: Internaliser, loc: Loc | None):
+    def __init__(self, it: Internaliser, loc: Loc | None, replay: bool = False):
         self.it, self.loc = it, loc
         self.env: dict[ir.VName, ir.SubExp] = {}
         self.tan: dict[ir.VName, Tangent] = {}
+        # A copy for reverse mode's return sweep: calls are inlined (every
+        # statement in sight), and in-place updates update a copy, so every
+        # array keeps its value for the sweep and for the bodies it re-runs.
+        self.replay = replay
 
     # ------------------------------------------------------------ values
 
@@ -79,11 +92,7 @@ class Forward:
 
     def zero_like(self, x: ir.SubExp) -> ir.SubExp:
         """A zero of the type of `x` (a copied value), made here."""
-        stms, z = zero_stms(self.it, x, self.it.type_of(x))
-        for s in stms:
-            self.it.stms.append(s)
-            self.it.types[s.pat[0].name] = s.pat[0].type
-        return z
+        return emit_zero(self.it, x)
 
     def dt_or_zero(self, x: ir.SubExp | ir.VName) -> ir.SubExp:
         old = ir.Var(x) if isinstance(x, ir.VName) else x
@@ -175,7 +184,11 @@ class Forward:
         if type(e) in compound:
             compound[type(e)](s, e)
             return
-        outs = self.it.bind(self.rn(e), [self.rn(p.type) for p in s.pat], s.pat[0].name.base)
+        copied = self.rn(e)
+        if self.replay and isinstance(e, ir.Update):
+            fresh = self.it.bind1(ir.Copy(copied.arr), self.it.type_of(ir.Var(copied.arr)), "copy")
+            copied = ir.Update(fresh.name, copied.slice, copied.value, copied.loc)
+        outs = self.it.bind(copied, [self.rn(p.type) for p in s.pat], s.pat[0].name.base)
         self.env[s.pat[0].name] = outs[0]
         self.tan[s.pat[0].name] = self.basic(e, outs[0])
 
@@ -276,6 +289,12 @@ class Forward:
 
     def apply(self, s: ir.Stm, e: ir.Apply) -> None:
         callee = self.it.function_named(e.fn)
+        if self.replay:
+            res, dres = self.inline(ir.Lambda(callee.params, callee.body, callee.ret),
+                                    [self.sub(a) for a in e.args], [self.dt(a) for a in e.args])
+            for p, r, d in zip(s.pat, res, dres):
+                self.env[p.name], self.tan[p.name] = r, d
+            return
         name = jvp_function(self.it, callee, self.loc)
         args = [self.sub(a) for a in e.args]
         dargs = [self.dt_or_zero(a) for a in e.args]

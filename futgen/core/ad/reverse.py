@@ -1,0 +1,662 @@
+"""Reverse mode: `vjp` by a return sweep over a forward copy of the function.
+
+The function's body is copied into the caller with its calls inlined (the
+forward sweep); then its statements are visited last to first, each adding
+its operands' adjoints from its result's (the return sweep), as in
+Futhark's `AD/Rev.hs`.  Every value the sweep needs is still in scope, so
+straight-line code needs no tape.  Nested bodies are recomputed inside
+their adjoint code rather than stored:
+
+* `if`: each branch's adjoint body re-runs the branch, then sweeps it, and
+  returns the adjoints of the free variables it touched;
+* a `for` loop: a copy of the loop first records each iteration's loop
+  values (the tape, one array per loop value: arrays must keep their size
+  from iteration to iteration); a loop counting down then restores them,
+  re-runs the body and sweeps it, carrying the loop values' adjoints and
+  the free variables' as loop values;
+* `map`: a map over the rows and their adjoints re-runs and sweeps the
+  function per row; adjoints of free scalars are summed over the rows, and
+  reads `a[i]` of free arrays become (index, adjoint) pairs added into the
+  array's adjoint by a histogram (Futhark's scatter-add);
+* `reduce`: with `+`, the adjoint is the result's, copied; with any other
+  operator on scalars, Futhark's rule: exclusive scans from both sides give
+  each element's neighbours, and the operator's partials (by forward mode)
+  the adjoint; `scan` with `+`: a reversed scan of the adjoints.
+
+What the sweep does not handle (while loops, scatter, histograms, other
+scans, reductions of arrays by other operators, free arrays read other
+than by index in a map) raises `NotReversible`, and `vjp` uses forward
+mode instead (`futgen.core.ad.basis`).  Adjoints are values of the
+primal's type, integers included (as forward mode's tangents); bools have
+none.
+"""
+
+from __future__ import annotations
+
+from futgen.core import ir
+from futgen.core.ad.derivatives import (
+    BINARY_DERIVATIVES,
+    BITWISE,
+    PIECEWISE_CONSTANT,
+    UNARY_DERIVATIVES,
+    Scalar,
+)
+from futgen.core.ad.forward import I64, Forward, _prim, emit_zero, zero_stms
+from futgen.core.internalise import Internaliser, _constant
+from futgen.errors import Loc, UnsupportedFeature
+from futgen.frontend import types as T
+
+
+class NotReversible(Exception):
+    """A construct the return sweep does not handle (forward mode does)."""
+
+
+def reverse_vjp(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp],
+                ybars: list[ir.SubExp], loc: Loc | None) -> list[ir.SubExp]:
+    """The cotangents of arguments `xs` of `lam` for result cotangents `ybars`."""
+    start = len(it.stms)
+    ys, _ = Forward(it, loc, replay=True).inline(lam, xs, [None] * len(xs))
+    rv = Reverse(it, loc)
+    for y, ybar in zip(ys, ybars):
+        rv.add(y, ybar)
+    rv.sweep(it.stms[start:])
+    return [rv.adj.get(x.name) if isinstance(x, ir.Var) and x.name in rv.adj
+            else emit_zero(it, x) for x in xs]
+
+
+def _i64(v: int) -> ir.Constant:
+    return ir.Constant(v, "i64")
+
+
+class Reverse:
+    """One return sweep: the adjoint of every value that has one so far.
+
+    `owned` are adjoint arrays this sweep made, which it may update in place;
+    `sparse` are the arrays free in a map's function whose reads collect
+    (indices, adjoint) pairs in `pairs` instead of a dense adjoint.
+    """
+
+    def __init__(self, it: Internaliser, loc: Loc | None,
+                 sparse: frozenset[ir.VName] = frozenset()):
+        self.it, self.loc = it, loc
+        self.adj: dict[ir.VName, ir.SubExp] = {}
+        self.owned: set[ir.VName] = set()
+        self.sparse = sparse
+        self.pairs: dict[ir.VName, list[tuple[tuple[ir.SubExp, ...], ir.SubExp]]] = {}
+
+    # ------------------------------------------------------------ adjoints
+
+    def emit(self, e: ir.Exp, t: ir.Type) -> ir.SubExp:
+        return self.it.bind1(e, t, "adj")
+
+    def type_of(self, x: ir.SubExp | ir.VName) -> ir.Type:
+        return self.it.type_of(ir.Var(x) if isinstance(x, ir.VName) else x)
+
+    def add(self, v: ir.SubExp | ir.VName, c: ir.SubExp) -> None:
+        """Adds contribution `c` to the adjoint of `v`."""
+        v = ir.Var(v) if isinstance(v, ir.VName) else v
+        if not isinstance(v, ir.Var) or _prim(self.type_of(v)) == "bool":
+            return
+        old = self.adj.get(v.name)
+        if old is None:
+            self.adj[v.name] = c
+            return
+        self.adj[v.name] = new = plus(self.it, old, c)
+        if isinstance(new, ir.Var) and isinstance(self.type_of(new), ir.ArrayT):
+            self.owned.add(new.name)
+
+    def owned_adjoint(self, v: ir.VName) -> ir.SubExp:
+        """The adjoint array of `v`, made this sweep's own (to update in place)."""
+        a = self.adj.get(v)
+        if a is None:
+            a = emit_zero(self.it, ir.Var(v))
+        elif a.name not in self.owned:
+            a = self.emit(ir.Copy(a.name), self.type_of(a))
+        self.owned.add(a.name)
+        self.adj[v] = a
+        return a
+
+    # ------------------------------------------------------------ the sweep
+
+    def sweep(self, stms: list[ir.Stm]) -> None:
+        for s in reversed(stms):
+            if any(p.name in self.adj for p in s.pat):
+                self.stm(s)
+
+    def stm(self, s: ir.Stm) -> None:
+        e = s.exp
+        compound = {ir.If: self.if_, ir.Loop: self.loop, ir.Screma: self.screma}
+        if type(e) in compound:
+            compound[type(e)](s, e)
+        elif isinstance(e, ir.Scatter | ir.Hist | ir.Apply):
+            raise NotReversible({ir.Scatter: "scatter", ir.Hist: "histograms",
+                                 ir.Apply: "calls"}[type(e)])
+        else:
+            self.basic(e, ir.Var(s.pat[0].name), self.adj[s.pat[0].name])
+
+    def basic(self, e: ir.Exp, y: ir.Var, ybar: ir.SubExp) -> None:
+        match e:
+            case ir.SubExpOp(x) | ir.Copy(x):
+                self.add(x, ybar)
+            case ir.UnOp(op, prim, x):
+                self.unop(op, prim, x, y, ybar)
+            case ir.BinOp(op, prim, x, x2):
+                self.binop(op, prim, x, x2, y, ybar)
+            case ir.ConvOp(src, dst, x):
+                if "bool" not in (src, dst):
+                    self.add(x, self.emit(ir.ConvOp(dst, src, ybar), ir.Prim(src)))
+            case ir.Index(arr, sl, loc):
+                self.index(arr, sl, ybar, loc)
+            case ir.Update(arr, sl, v, loc):
+                t = self.type_of(arr)
+                self.add(v, self.emit(ir.Index(ybar.name, sl, loc), ir.indexed_type(t, sl)))
+                rest = self.emit(ir.Copy(ybar.name), t)
+                hole = emit_zero(self.it, v)
+                self.add(arr, self.emit(ir.Update(rest.name, sl, hole, loc), t))
+            case ir.ArrayLit(elems, elem):
+                for k, x in enumerate(elems):
+                    self.add(x, self.emit(ir.Index(ybar.name, (ir.DimFix(_i64(k)),)), elem))
+            case ir.Replicate(shape, v):
+                self.add(v, sum_leading(self.it, ybar, len(shape)))
+            case ir.Reshape(arr, _shape, loc):
+                dims = _dims(self.it, ir.Var(arr))
+                self.add(arr, self.emit(ir.Reshape(ybar.name, tuple(dims), loc),
+                                        ir.ArrayT(_prim(self.type_of(arr)), tuple(dims))))
+            case ir.Rearrange(arr, perm):
+                inverse = tuple(sorted(range(len(perm)), key=lambda k: perm[k]))
+                self.add(arr, self.emit(ir.Rearrange(ybar.name, inverse), self.type_of(arr)))
+            case ir.Concat(arrs):
+                offset: ir.SubExp = _i64(0)
+                for a in arrs:
+                    w = self.it.width(ir.Var(a))
+                    sl = (ir.DimSlice(offset, w, _i64(1)),)
+                    self.add(a, self.emit(ir.Index(ybar.name, sl), self.type_of(a)))
+                    offset = self.emit(ir.BinOp("+", "i64", offset, w), I64)
+        # Iota, ArraySize, CmpOp, Assert: no operand with an adjoint.
+
+    def unop(self, op: str, prim: str, x: ir.SubExp, y: ir.SubExp, ybar: ir.SubExp) -> None:
+        if prim == "bool" or op in PIECEWISE_CONSTANT or op in ("not", "bnot", "to_bits",
+                                                                  "from_bits"):
+            return
+        s = Scalar(self.emit, prim)
+        if op == "neg":
+            self.add(x, s.neg(ybar))
+        elif op == "abs":
+            self.add(x, s.mul(s.un("sgn", x), ybar))
+        elif prim in T.FLOATS:
+            rule = UNARY_DERIVATIVES.get(op)
+            if rule is None:
+                raise UnsupportedFeature(f"differentiation of {prim}.{op}", self.loc)
+            self.add(x, s.mul(rule(s, x, y), ybar))
+
+    def binop(self, op: str, prim: str, x: ir.SubExp, x2: ir.SubExp, y: ir.SubExp,
+              ybar: ir.SubExp) -> None:
+        if prim == "bool" or op in BITWISE:
+            return
+        s = Scalar(self.emit, prim)
+        if op == "ldexp":
+            self.add(x, s.binop("ldexp", ybar, x2))
+            return
+        rule = BINARY_DERIVATIVES.get(op)
+        if rule is None:
+            raise UnsupportedFeature(f"differentiation of {prim}.{op}", self.loc)
+        for v, p in zip((x, x2), rule(s, x, x2, y)):
+            if not s.is_zero(p):
+                self.add(v, s.mul(p, ybar))
+
+    def index(self, arr: ir.VName, sl: tuple[ir.DimIndex, ...], ybar: ir.SubExp,
+              loc: Loc | None) -> None:
+        t = self.type_of(arr)
+        if arr in self.sparse:
+            if not all(isinstance(d, ir.DimFix) for d in sl) or len(sl) != len(t.shape):
+                raise NotReversible("a slice of an array free in a map's function")
+            self.pairs.setdefault(arr, []).append((tuple(d.i for d in sl), ybar))
+            return
+        a = self.owned_adjoint(arr)
+        part = ir.indexed_type(t, sl)
+        cur = self.emit(ir.Index(a.name, sl, loc), part)
+        new = self.emit(ir.Update(a.name, sl, plus(self.it, cur, ybar), loc), self.type_of(a))
+        self.adj[arr] = new
+        self.owned.add(new.name)
+
+    # ------------------------------------------------------------ nested bodies
+
+    def replay(self, body: ir.Body, env: dict[ir.VName, ir.SubExp]
+               ) -> tuple[list[ir.Stm], list[ir.SubExp]]:
+        """Emits a copy of `body` with the names in `env` replaced: its
+        statements and results, for a sweep inside the adjoint code."""
+        start = len(self.it.stms)
+        fw = Forward(self.it, self.loc, replay=True)
+        fw.env.update(env)
+        res, _ = fw.body(body)
+        return self.it.stms[start:], res
+
+    def inner(self, seeds: list[tuple[ir.SubExp, ir.SubExp]], stms: list[ir.Stm],
+              start: dict[ir.VName, ir.SubExp] | None = None,
+              sparse: frozenset[ir.VName] = frozenset()) -> Reverse:
+        """A sweep of `stms` from the adjoints `seeds` (value, adjoint) and
+        the free variables' adjoints `start` (arrays made its own)."""
+        rv = Reverse(self.it, self.loc, sparse)
+        for v, a in (start or {}).items():
+            rv.adj[v] = a
+            rv.owned.add(a.name) if isinstance(a, ir.Var) else None
+        for v, a in seeds:
+            rv.add(v, a)
+        rv.sweep(stms)
+        return rv
+
+    def if_(self, s: ir.Stm, e: ir.If) -> None:
+        outer = set(self.it.types)
+        seeds = [(k, self.adj[p.name]) for k, p in enumerate(s.pat) if p.name in self.adj]
+        branches = []
+        for body in (e.then_, e.else_):
+            with self.it.nested() as stms:
+                copy, res = self.replay(body, {})
+                rv = self.inner([(res[k], a) for k, a in seeds], copy)
+                branches.append((stms, {v: a for v, a in rv.adj.items() if v in outer}))
+        names = sorted({v for _, got in branches for v in got}, key=lambda v: v.tag)
+        bodies = []
+        for stms, got in branches:
+            stms = list(stms)
+            result = []
+            for v in names:
+                if v not in got:
+                    zs, got[v] = zero_stms(self.it, ir.Var(v), self.it.types[v])
+                    stms += zs
+                result.append(got[v])
+            bodies.append(ir.Body(tuple(stms), tuple(result)))
+        types = [self.it.scrub(self.it.types[v]) for v in names]
+        outs = self.it.bind(ir.If(e.cond, bodies[0], bodies[1], tuple(types)), types, "adj")
+        for v, o in zip(names, outs):
+            self.add(v, o)
+
+    def loop(self, s: ir.Stm, e: ir.Loop) -> None:
+        if not isinstance(e.form, ir.ForLoop):
+            raise NotReversible("a while loop")
+        tapes = self.tape(e)
+        params = [p for p, _ in e.merge]
+        outer = set(self.it.types)
+        # Which free variables the body gives adjoints: a sweep whose code is dropped.
+        with self.it.nested():
+            restored, copy, res = self._replay_iteration(e, tapes)
+            rv = self.inner([(r, emit_zero(self.it, r)) for r in res], copy)
+            free = sorted((v for v in rv.adj if v in outer), key=lambda v: v.tag)
+        adj_params = [ir.Param(self.it.fresh("adj_" + p.name.base), p.type) for p in params]
+        acc_params = [ir.Param(self.it.fresh("adj_" + v.base), self.it.scrub(self.it.types[v]))
+                      for v in free]
+        inits = [self._unique(self.adj.get(p.name) or emit_zero(self.it, ir.Var(p.name)))
+                 for p in s.pat]
+        inits += [self._unique(self.adj.get(v) or emit_zero(self.it, ir.Var(v))) for v in free]
+        with self.it.nested() as stms:
+            j = self.it.fresh("j")
+            self.it.types[j] = ir.Prim(e.form.prim)
+            for q in adj_params + acc_params:
+                self.it.types[q.name] = q.type
+            restored, copy, res = self._replay_iteration(e, tapes, counting_down=j)
+            rv = self.inner([(r, ir.Var(q.name)) for r, q in zip(res, adj_params)], copy,
+                            {v: ir.Var(q.name) for v, q in zip(free, acc_params)})
+            result = [rv.adj.get(p.name) if p.name in rv.adj else emit_zero(self.it, ir.Var(p.name))
+                      for p in restored]
+            result += [rv.adj[v] for v in free]
+        merge = tuple(zip(adj_params + acc_params, inits))
+        form = ir.ForLoop(j, e.form.prim, e.form.bound)
+        outs = self.it.bind(ir.Loop(merge, form, ir.Body(tuple(stms), tuple(result))),
+                            [q.type for q in adj_params + acc_params], "adj")
+        for (_, x), o in zip(e.merge, outs):
+            self.add(x, o)
+        for v, o in zip(free, outs[len(params):]):
+            self.adj[v] = o  # the accumulator started from the adjoint so far
+            if isinstance(self.type_of(o), ir.ArrayT):
+                self.owned.add(o.name)
+
+    def _unique(self, a: ir.SubExp) -> ir.SubExp:
+        """`a`, copied if an array (a loop consumes what it updates in place)."""
+        if isinstance(a, ir.Var) and isinstance(self.type_of(a), ir.ArrayT):
+            return self.emit(ir.Copy(a.name), self.type_of(a))
+        return a
+
+    def tape(self, e: ir.Loop) -> list[ir.SubExp]:
+        """A copy of loop `e` that also records the loop values at the start
+        of each iteration: one array per loop value, `bound` rows."""
+        n = e.form.bound
+        if e.form.prim != "i64":
+            n = self.emit(ir.ConvOp(e.form.prim, "i64", n), I64)
+        shapes = [[n, *(_dims(self.it, x) if isinstance(self.type_of(x), ir.ArrayT) else [])]
+                  for _, x in e.merge]
+        inits = [self.emit(ir.Replicate(tuple(sh), _constant(0, _prim(p.type))),
+                           ir.ArrayT(_prim(p.type), tuple(sh)))
+                 for (p, _), sh in zip(e.merge, shapes)]
+        fw = Forward(self.it, self.loc, replay=True)
+        params, _ = fw.fresh_params(tuple(p for p, _ in e.merge))
+        tape_params = [ir.Param(self.it.fresh("tape"), self.type_of(t)) for t in inits]
+        i = self.it.fresh(e.form.i.base)
+        fw.env[e.form.i] = ir.Var(i)
+        with self.it.nested() as stms:
+            self.it.types[i] = ir.Prim(e.form.prim)
+            for q in tape_params:
+                self.it.types[q.name] = q.type
+            idx = ir.Var(i) if e.form.prim == "i64" else \
+                self.emit(ir.ConvOp(e.form.prim, "i64", ir.Var(i)), I64)
+            recorded = [self.emit(ir.Update(t.name, (ir.DimFix(idx),), ir.Var(p.name)), t.type)
+                        for t, p in zip(tape_params, params)]
+            res, _ = fw.body(e.body)
+        body = ir.Body(tuple(stms), tuple(res) + tuple(recorded))
+        merge = tuple(zip(params + tape_params, [x for _, x in e.merge] + inits))
+        outs = self.it.bind(ir.Loop(merge, ir.ForLoop(i, e.form.prim, e.form.bound), body),
+                            [q.type for q in params + tape_params], "tape")
+        return outs[len(params):]
+
+    def _replay_iteration(self, e: ir.Loop, tapes: list[ir.SubExp],
+                          counting_down: ir.VName | None = None
+                          ) -> tuple[list[ir.Param], list[ir.Stm], list[ir.SubExp]]:
+        """In a loop counting `j` up, iteration i = bound - 1 - j of `e`
+        again: its loop values restored from the tapes and its body copied."""
+        prim = e.form.prim
+        j = ir.Var(counting_down) if counting_down is not None else _constant(0, prim)
+        last = self.emit(ir.BinOp("-", prim, e.form.bound, _constant(1, prim)), ir.Prim(prim))
+        i = self.emit(ir.BinOp("-", prim, last, j), ir.Prim(prim))
+        idx = i if prim == "i64" else self.emit(ir.ConvOp(prim, "i64", i), I64)
+        restored = []
+        for (p, _), t in zip(e.merge, tapes):
+            v = self.emit(ir.Index(t.name, (ir.DimFix(idx),)), ir.row(self.type_of(t)))
+            restored.append(ir.Param(v.name, self.type_of(v)))
+        env = {p.name: ir.Var(q.name) for (p, _), q in zip(e.merge, restored)}
+        env[e.form.i] = i
+        copy, res = self.replay(e.body, env)
+        return restored, copy, res
+
+    # ------------------------------------------------------------ SOACs
+
+    def screma(self, s: ir.Stm, e: ir.Screma) -> None:
+        if not e.scans and not e.reds:
+            self.map_(s, e)
+            return
+        lam = e.map_lam
+        if lam.body.stms or lam.body.result != tuple(ir.Var(p.name) for p in lam.params):
+            raise NotReversible("a scan or reduction of a mapped function")
+        start = 0
+        for op in (*e.scans, *e.reds):
+            k = len(op.nes)
+            outs = [p.name for p in s.pat[start:start + k]]
+            if any(o in self.adj for o in outs):
+                arrs = list(e.arrs[start:start + k])
+                if isinstance(op, ir.Scan):
+                    self.scan_(op, e.w, arrs, outs)
+                else:
+                    self.reduce_(op, e.w, arrs, outs)
+            start += k
+
+    def scan_(self, op: ir.Scan, w: ir.SubExp, arrs: list[ir.VName], outs: list[ir.VName]
+              ) -> None:
+        b = ir.lambda_binop(op.lam)
+        if len(arrs) != 1 or b is None or b.op != "+":
+            raise NotReversible("a scan by an operator other than +")
+        ybar = self.adj[outs[0]]
+        t = self.type_of(ybar)
+        prim = _prim(t)
+        rev = _reverse(self.it, ybar)
+        from futgen.core.builtins import binop_lambda, identity_lambda
+
+        scan = ir.Scan(binop_lambda(self.it, "+", prim), (_constant(0, prim),))
+        summed = self.emit(ir.Screma(w, (rev.name,), (scan,), (),
+                                     identity_lambda(self.it, [ir.Prim(prim)])), t)
+        self.add(arrs[0], _reverse(self.it, summed))
+
+    def reduce_(self, op: ir.Reduce, w: ir.SubExp, arrs: list[ir.VName],
+                outs: list[ir.VName]) -> None:
+        if len(arrs) == 1 and _is_sum(op.lam):
+            ybar = self.adj[outs[0]]
+            t = self.type_of(ybar)
+            self.add(arrs[0], self.emit(ir.Replicate((w,), ybar), ir.array_of(t, (w,))))
+            return
+        if any(isinstance(self.type_of(a), ir.ArrayT) and len(self.type_of(a).shape) > 1
+               for a in arrs):
+            raise NotReversible("a reduction of arrays by an operator other than +")
+        ybars = [self.adj.get(o) or _constant(0, _prim(self.type_of(o))) for o in outs]
+        self._general_reduce(op, w, arrs, ybars)
+
+    def _general_reduce(self, op: ir.Reduce, w: ir.SubExp, arrs: list[ir.VName],
+                        ybars: list[ir.SubExp]) -> None:
+        """Futhark's rule for a reduction by any operator: element i's adjoint
+        is ybar times the partials of `ls[i] op x op rs[i]` in x, where ls and
+        rs are the exclusive reductions from the left and from the right."""
+        k = len(arrs)
+        rows = [ir.row(self.type_of(a)) for a in arrs]
+        lam = op.lam
+        flipped = ir.Lambda(lam.params[k:] + lam.params[:k], lam.body, lam.ret)
+        ls = self._exclusive(_copy_lambda(self.it, lam), op.nes, w,
+                             [ir.Var(a) for a in arrs], rows, from_right=False)
+        rs = self._exclusive(_copy_lambda(self.it, flipped), op.nes, w,
+                             [_reverse(self.it, ir.Var(a)) for a in arrs], rows,
+                             from_right=True)
+        with self.it.nested() as stms:
+            ps = [ir.Param(self.it.fresh(base), t) for base in ("l", "x", "r") for t in rows]
+            for p in ps:
+                self.it.types[p.name] = p.type
+            lv, xv, rv = (
+                [ir.Var(p.name) for p in ps[m * k:(m + 1) * k]] for m in range(3))
+            adjs = []
+            for c in range(k):
+                fw = Forward(self.it, self.loc, replay=True)
+                seed = [None] * k
+                seed[c] = _constant(1, _prim(rows[c]))
+                mid, dmid = fw.inline(lam, lv + xv, [None] * k + seed)
+                fw2 = Forward(self.it, self.loc, replay=True)
+                _, dz = fw2.inline(lam, mid + rv, dmid + [None] * k)
+                s = Scalar(self.emit, _prim(rows[c]))
+                total = _constant(0, _prim(rows[c]))
+                for d, yb, t in zip(dz, ybars, rows):
+                    if d is not None and _prim(t) != "bool":
+                        term = s.mul(d, yb) if _prim(t) == _prim(rows[c]) else \
+                            self.emit(ir.ConvOp(_prim(t), _prim(rows[c]), Scalar(
+                                self.emit, _prim(t)).mul(d, yb)), rows[c])
+                        total = s.add(total, term)
+                adjs.append(total)
+        lam_adj = ir.Lambda(tuple(ps), ir.Body(tuple(stms), tuple(adjs)), tuple(rows))
+        inputs = tuple(v.name for v in ls) + tuple(arrs) + tuple(v.name for v in rs)
+        outs = self.it.bind(ir.Screma(w, inputs, (), (), lam_adj),
+                            [ir.array_of(t, (w,)) for t in rows], "adj")
+        for a, o in zip(arrs, outs):
+            self.add(a, o)
+
+    def _exclusive(self, lam: ir.Lambda, nes: tuple[ir.SubExp, ...], w: ir.SubExp,
+                   arrs: list[ir.SubExp], rows: list[ir.Type], from_right: bool
+                   ) -> list[ir.SubExp]:
+        """The exclusive scan of `arrs` by `lam` (element i: the reduction of
+        the elements before i), reversed back when the arrays were reversed."""
+        from futgen.core.builtins import identity_lambda
+
+        types = [ir.array_of(t, (w,)) for t in rows]
+        inclusive = self.it.bind(ir.Screma(w, tuple(a.name for a in arrs), (ir.Scan(lam, nes),),
+                                           (), identity_lambda(self.it, rows)), types, "scan")
+        with self.it.nested() as stms:
+            i = ir.Param(self.it.fresh("i"), I64)
+            self.it.types[i.name] = I64
+            if from_right:  # element i of the result is element w - 1 - i of the scan
+                last = self.emit(ir.BinOp("-", "i64", w, _i64(1)), I64)
+                pos = self.emit(ir.BinOp("-", "i64", last, ir.Var(i.name)), I64)
+            else:
+                pos = ir.Var(i.name)
+            first = self.emit(ir.CmpOp("==", "i64", pos, _i64(0)), ir.Prim("bool"))
+            prev = self.emit(ir.BinOp("-", "i64", pos, _i64(1)), I64)
+            with self.it.nested() as before:
+                got = [self.emit(ir.Index(a.name, (ir.DimFix(prev),)), t)
+                       for a, t in zip(inclusive, rows)]
+            res = self.it.bind(ir.If(first, ir.Body((), tuple(nes)),
+                                     ir.Body(tuple(before), tuple(got)), tuple(rows)),
+                               list(rows), "ex")
+        iota = self.emit(ir.Iota(w, _i64(0), _i64(1)), ir.ArrayT("i64", (w,)))
+        return self.it.bind(ir.Screma(w, (iota.name,), (), (),
+                                      ir.Lambda((i,), ir.Body(tuple(stms), tuple(res)),
+                                                tuple(rows))), types, "ex")
+
+    def map_(self, s: ir.Stm, e: ir.Screma) -> None:
+        seeded = [(k, self.adj[p.name]) for k, p in enumerate(s.pat) if p.name in self.adj]
+        outer = set(self.it.types)
+        free_arrays = frozenset(v for v in outer if isinstance(self.it.types[v], ir.ArrayT))
+        with self.it.nested() as stms:
+            rows = [ir.Param(self.it.fresh(p.name.base), p.type) for p in e.map_lam.params]
+            seed_rows = [ir.Param(self.it.fresh("adj"), ir.row(self.type_of(a)))
+                         for _, a in seeded]
+            for p in rows + seed_rows:
+                self.it.types[p.name] = p.type
+            copy, res = self.replay(e.map_lam.body,
+                                    {p.name: ir.Var(q.name)
+                                     for p, q in zip(e.map_lam.params, rows)})
+            rv = self.inner([(res[k], ir.Var(q.name)) for (k, _), q in zip(seeded, seed_rows)],
+                            copy, sparse=free_arrays)
+            dense = [v for v in rv.adj if v in outer]
+            if any(isinstance(self.it.types[v], ir.ArrayT) for v in dense):
+                raise NotReversible("an array free in a map's function used other than by index")
+            inputs = [(k, p) for k, p in enumerate(rows) if _prim(p.type) != "bool"]
+            result = [rv.adj.get(p.name) or emit_zero(self.it, ir.Var(p.name)) for _, p in inputs]
+            scalars = sorted(dense, key=lambda v: v.tag)
+            result += [rv.adj[v] for v in scalars]
+            pairs = [(v, idx, a) for v, got in rv.pairs.items() for idx, a in got]
+            for v, idx, a in pairs:
+                result += [_flat_index(self.it, v, idx), a]
+            types = [self.type_of(r) for r in result]
+        types = [self.it.scrub(t) for t in types]
+        lam = ir.Lambda(tuple(rows + seed_rows), ir.Body(tuple(stms), tuple(result)),
+                        tuple(types))
+        arrs = e.arrs + tuple(a.name for _, a in seeded)
+        outs = self.it.bind(ir.Screma(e.w, arrs, (), (), lam),
+                            [ir.array_of(t, (e.w,)) for t in types], "adj")
+        outs = iter(outs)
+        for k, _ in inputs:
+            self.add(e.arrs[k], next(outs))
+        for v in scalars:
+            self.add(v, sum_leading(self.it, next(outs), 1))
+        for v, _, _ in pairs:
+            bins, values = next(outs), next(outs)
+            self.add(v, scatter_add(self.it, v, e.w, bins, values))
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _dims(it: Internaliser, x: ir.SubExp) -> list[ir.SubExp]:
+    t = it.type_of(x)
+    assert isinstance(t, ir.ArrayT)
+    return [d if d is not None else it.bind1(ir.ArraySize(x.name, k), I64, "n")
+            for k, d in enumerate(t.shape)]
+
+
+def _count(it: Internaliser, dims: list[ir.SubExp]) -> ir.SubExp:
+    n: ir.SubExp = _i64(1)
+    for d in dims:
+        n = it.bind1(ir.BinOp("*", "i64", n, d), I64, "n")
+    return n
+
+
+def _flatten_array(it: Internaliser, a: ir.SubExp) -> tuple[ir.SubExp, list[ir.SubExp]]:
+    """`a` as a one-dimensional array, and its dimensions."""
+    dims = _dims(it, a)
+    if len(dims) == 1:
+        return a, dims
+    n = _count(it, dims)
+    return it.bind1(ir.Reshape(a.name, (n,)), ir.ArrayT(_prim(it.type_of(a)), (n,)), "flat"), dims
+
+
+def _reshaped(it: Internaliser, a: ir.SubExp, dims: list[ir.SubExp]) -> ir.SubExp:
+    if len(dims) == 1:
+        return a
+    return it.bind1(ir.Reshape(a.name, tuple(dims)), ir.ArrayT(_prim(it.type_of(a)), tuple(dims)),
+                    "adj")
+
+
+def plus(it: Internaliser, a: ir.SubExp, b: ir.SubExp) -> ir.SubExp:
+    """`a + b`, elementwise for arrays (a new array)."""
+    from futgen.core.builtins import binop_lambda
+
+    t = it.type_of(a)
+    if isinstance(t, ir.Prim):
+        return it.bind1(ir.BinOp("+", t.name, a, b), t, "adj")
+    fa, dims = _flatten_array(it, a)
+    fb, _ = _flatten_array(it, b)
+    n = it.width(fa)
+    summed = it.bind1(ir.Screma(n, (fa.name, fb.name), (), (), binop_lambda(it, "+", t.elem)),
+                      ir.ArrayT(t.elem, (n,)), "adj")
+    return _reshaped(it, summed, dims)
+
+
+def sum_leading(it: Internaliser, a: ir.SubExp, k: int) -> ir.SubExp:
+    """The sum of array `a` over its first `k` dimensions."""
+    from futgen.core.builtins import binop_lambda, identity_lambda
+
+    t = it.type_of(a)
+    assert isinstance(t, ir.ArrayT)
+    dims = _dims(it, a)
+    n = _count(it, dims[:k])
+    rest = dims[k:]
+    m = _count(it, rest)
+    # [n][m]: summing the rows of the transposition is a segmented sum per column.
+    mat = it.bind1(ir.Reshape(a.name, (n, m)), ir.ArrayT(t.elem, (n, m)), "adj")
+    cols = it.bind1(ir.Rearrange(mat.name, (1, 0)), ir.ArrayT(t.elem, (m, n)), "adj")
+    with it.nested() as stms:
+        col = ir.Param(it.fresh("col"), ir.ArrayT(t.elem, (n,)))
+        it.types[col.name] = col.type
+        red = ir.Reduce(binop_lambda(it, "+", t.elem), (_constant(0, t.elem),), comm=True)
+        total = it.bind1(ir.Screma(n, (col.name,), (), (red,),
+                                   identity_lambda(it, [ir.Prim(t.elem)])),
+                         ir.Prim(t.elem), "sum")
+    lam = ir.Lambda((col,), ir.Body(tuple(stms), (total,)), (ir.Prim(t.elem),))
+    sums = it.bind1(ir.Screma(m, (cols.name,), (), (), lam), ir.ArrayT(t.elem, (m,)), "adj")
+    if not rest:
+        return it.bind1(ir.Index(sums.name, (ir.DimFix(_i64(0)),)), ir.Prim(t.elem), "adj")
+    return _reshaped(it, sums, rest) if len(rest) > 1 else sums
+
+
+def scatter_add(it: Internaliser, v: ir.VName, w: ir.SubExp, bins: ir.SubExp,
+                values: ir.SubExp) -> ir.SubExp:
+    """An array of `v`'s shape holding the sum of `values` at flat positions `bins`."""
+    from futgen.core.builtins import binop_lambda, identity_lambda
+
+    dims = _dims(it, ir.Var(v))
+    n = _count(it, dims)
+    prim = _prim(it.type_of(ir.Var(v)))
+    zeros = it.bind1(ir.Replicate((n,), _constant(0, prim)), ir.ArrayT(prim, (n,)), "adj")
+    op = ir.HistOp((zeros.name,), (_constant(0, prim),), binop_lambda(it, "+", prim))
+    summed = it.bind1(ir.Hist(w, (bins.name, values.name), (op,),
+                              identity_lambda(it, [I64, ir.Prim(prim)])),
+                      ir.ArrayT(prim, (n,)), "adj")
+    return summed if len(dims) == 1 else _reshaped(it, summed, dims)
+
+
+def _flat_index(it: Internaliser, v: ir.VName, idx: tuple[ir.SubExp, ...]) -> ir.SubExp:
+    """Row-major position of `v[idx]`, or -1 (ignored by a histogram) out of bounds."""
+    dims = _dims(it, ir.Var(v))
+    flat: ir.SubExp = _i64(0)
+    for i, d in zip(idx, dims):
+        flat = it.bind1(ir.BinOp("+", "i64", it.bind1(ir.BinOp("*", "i64", flat, d), I64, "i"),
+                                 i), I64, "i")
+    return flat
+
+
+def _reverse(it: Internaliser, a: ir.SubExp) -> ir.SubExp:
+    w = it.width(a)
+    last = it.bind1(ir.BinOp("-", "i64", w, _i64(1)), I64, "i")
+    return it.bind1(ir.Index(a.name, (ir.DimSlice(last, w, _i64(-1)),)), it.type_of(a), "rev")
+
+
+def _is_sum(lam: ir.Lambda) -> bool:
+    """Whether `lam` is `+`, or `map2 (+)` on rows (summing vectors)."""
+    b = ir.lambda_binop(lam)
+    if b is not None:
+        return b.op == "+"
+    if len(lam.params) != 2 or len(lam.body.stms) != 1:
+        return False
+    [stm] = lam.body.stms
+    inner = stm.exp
+    return (isinstance(inner, ir.Screma) and not inner.scans and not inner.reds
+            and inner.arrs == (lam.params[0].name, lam.params[1].name)
+            and lam.body.result == (ir.Var(stm.pat[0].name),) and _is_sum(inner.map_lam))
+
+
+def _copy_lambda(it: Internaliser, lam: ir.Lambda) -> ir.Lambda:
+    """`lam` with fresh names (a program binds every name once)."""
+    fw = Forward(it, None, replay=True)
+    with it.nested() as stms:
+        params, _ = fw.fresh_params(lam.params)
+        res, _ = fw.body(lam.body)
+    return ir.Lambda(tuple(params), ir.Body(tuple(stms), tuple(res)), lam.ret)
