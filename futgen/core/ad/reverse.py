@@ -23,15 +23,21 @@ their adjoint code rather than stored:
   each element's neighbours, and the operator's partials (by forward mode)
   the adjoint; `scan` with `+`: a reversed scan of the adjoints.
 
-What the sweep does not handle (while loops, scatter, histograms, other
-scans, reductions of arrays by other operators, free arrays read other
-than by index in a map) raises `NotReversible`, and `vjp` uses forward
+* histograms by `+` and `scatter`: the values' adjoints are gathered from
+  the result's at their bins and positions (zero where ignored), and the
+  function computing them is swept per row as a map's.
+
+What the sweep does not handle (while loops, histograms by other
+operators, other scans, reductions of arrays by other operators, free
+arrays read other than by index in a map) raises `NotReversible`, and `vjp` uses forward
 mode instead (`futgen.core.ad.basis`).  Adjoints are values of the
 primal's type, integers included (as forward mode's tangents); bools have
 none.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from futgen.core import ir
 from futgen.core.ad.derivatives import (
@@ -125,12 +131,12 @@ class Reverse:
 
     def stm(self, s: ir.Stm) -> None:
         e = s.exp
-        compound = {ir.If: self.if_, ir.Loop: self.loop, ir.Screma: self.screma}
+        compound = {ir.If: self.if_, ir.Loop: self.loop, ir.Screma: self.screma,
+                    ir.Hist: self.hist, ir.Scatter: self.scatter}
         if type(e) in compound:
             compound[type(e)](s, e)
-        elif isinstance(e, ir.Scatter | ir.Hist | ir.Apply):
-            raise NotReversible({ir.Scatter: "scatter", ir.Hist: "histograms",
-                                 ir.Apply: "calls"}[type(e)])
+        elif isinstance(e, ir.Apply):  # a replay inlines calls; never sweep past one
+            raise NotReversible("calls")
         else:
             self.basic(e, ir.Var(s.pat[0].name), self.adj[s.pat[0].name])
 
@@ -492,19 +498,101 @@ class Reverse:
 
     def map_(self, s: ir.Stm, e: ir.Screma) -> None:
         seeded = [(k, self.adj[p.name]) for k, p in enumerate(s.pat) if p.name in self.adj]
+        self.adjoint_map(e.w, e.arrs, e.map_lam, [a for _, a in seeded],
+                         lambda res, rows: [(k, r) for (k, _), r in zip(seeded, rows)])
+
+    def hist(self, s: ir.Stm, e: ir.Hist) -> None:
+        """A histogram by +: the destination's adjoint is the result's, and
+        each value's the result's at its bin (none out of range)."""
+        ybars, pos, start = [], [], len(e.ops)
+        for op in e.ops:
+            if len(op.dests) != 1 or not _is_sum(op.lam) or isinstance(
+                    ir.row(self.type_of(op.dests[0])), ir.ArrayT):
+                raise NotReversible("histograms by operators other than +")
+            pos.append(start)
+            start += 1
+        for j, (op, p) in enumerate(zip(e.ops, s.pat)):
+            ybar = self.adj.get(p.name)
+            ybars.append(ybar)
+            if ybar is not None:
+                self.add(op.dests[0], ybar)
+
+        def seeds(res: list[ir.SubExp], _rows: list[ir.SubExp]) -> list[tuple[int, ir.SubExp]]:
+            return [(v, self.gather(ybar, [res[j]])) for j, (v, ybar) in enumerate(zip(pos, ybars))
+                    if ybar is not None]
+
+        self.adjoint_map(e.w, e.arrs, e.lam, [], seeds)
+
+    def scatter(self, s: ir.Stm, e: ir.Scatter) -> None:
+        """The written values' adjoints are the result's at their positions;
+        the destination's is the result's with those positions zeroed."""
+        ybars, places, start = [], [], 0
+        for d, p in zip(e.dests, s.pat):
+            ybars.append(self.adj.get(p.name))
+            places.append((start, d.num_idx))
+            start += d.num_idx + 1
+
+        def seeds(res: list[ir.SubExp], _rows: list[ir.SubExp]) -> list[tuple[int, ir.SubExp]]:
+            return [(at + n, self.gather(ybar, res[at:at + n]))
+                    for (at, n), ybar in zip(places, ybars) if ybar is not None]
+
+        written = [(d, ybar, at, n) for d, ybar, (at, n) in zip(e.dests, ybars, places)
+                   if ybar is not None]
+        indices = self.adjoint_map(e.w, e.arrs, e.lam, [], seeds,
+                                   lambda res: [i for _, _, at, n in written
+                                                for i in res[at:at + n]])
+        from futgen.core.builtins import identity_lambda
+
+        for d, ybar, _, n in written:
+            its = [indices.pop(0) for _ in range(n)]
+            prim = _prim(self.type_of(ybar))
+            zeros = self.emit(ir.Replicate((e.w,), _constant(0, prim)),
+                              ir.ArrayT(prim, (e.w,)))
+            rest = self.emit(ir.Copy(ybar.name), self.type_of(ybar))
+            ident = identity_lambda(self.it, [I64] * n + [ir.Prim(prim)])
+            holes = self.emit(ir.Scatter(e.w, tuple(i.name for i in its) + (zeros.name,), ident,
+                                         (ir.ScatterDest(rest.name, n),)), self.type_of(ybar))
+            self.add(d.arr, holes)
+
+    def gather(self, arr: ir.SubExp, idx: list[ir.SubExp]) -> ir.SubExp:
+        """`arr[idx]`, or zero where `idx` is out of bounds (a write or bin
+        that was ignored)."""
+        t = self.type_of(arr)
+        prim = _prim(t)
+        ok: ir.SubExp = ir.Constant(True, "bool")
+        for k, (i, d) in enumerate(zip(idx, _dims(self.it, arr))):
+            low = self.emit(ir.CmpOp("<=", "i64", _i64(0), i), ir.Prim("bool"))
+            high = self.emit(ir.CmpOp("<", "i64", i, d), ir.Prim("bool"))
+            both = self.emit(ir.BinOp("&&", "bool", low, high), ir.Prim("bool"))
+            ok = both if k == 0 else self.emit(ir.BinOp("&&", "bool", ok, both), ir.Prim("bool"))
+        with self.it.nested() as stms:
+            got = self.emit(ir.Index(arr.name, tuple(ir.DimFix(i) for i in idx)), ir.Prim(prim))
+        return self.emit(ir.If(ok, ir.Body(tuple(stms), (got,)),
+                               ir.Body((), (_constant(0, prim),)), (ir.Prim(prim),)),
+                         ir.Prim(prim))
+
+    def adjoint_map(self, w: ir.SubExp, arrs: tuple[ir.VName, ...], lam: ir.Lambda,
+                    seed_arrays: list[ir.SubExp],
+                    seeds: Callable[[list[ir.SubExp], list[ir.SubExp]],
+                                    list[tuple[int, ir.SubExp]]],
+                    extra: Callable[[list[ir.SubExp]], list[ir.SubExp]] = lambda res: []
+                    ) -> list[ir.SubExp]:
+        """A map over the rows of `arrs` (and of `seed_arrays`) that re-runs
+        `lam` and sweeps it from the adjoints `seeds` gives its results; adds
+        the rows' adjoints to `arrs`' and the free variables' to theirs.
+        Returns the arrays of the `extra` values it computed per row."""
         outer = set(self.it.types)
         free_arrays = frozenset(v for v in outer if isinstance(self.it.types[v], ir.ArrayT))
         with self.it.nested() as stms:
-            rows = [ir.Param(self.it.fresh(p.name.base), p.type) for p in e.map_lam.params]
+            rows = [ir.Param(self.it.fresh(p.name.base), p.type) for p in lam.params]
             seed_rows = [ir.Param(self.it.fresh("adj"), ir.row(self.type_of(a)))
-                         for _, a in seeded]
+                         for a in seed_arrays]
             for p in rows + seed_rows:
                 self.it.types[p.name] = p.type
-            copy, res = self.replay(e.map_lam.body,
-                                    {p.name: ir.Var(q.name)
-                                     for p, q in zip(e.map_lam.params, rows)})
-            rv = self.inner([(res[k], ir.Var(q.name)) for (k, _), q in zip(seeded, seed_rows)],
-                            copy, sparse=free_arrays)
+            copy, res = self.replay(lam.body, {p.name: ir.Var(q.name)
+                                               for p, q in zip(lam.params, rows)})
+            given = seeds(res, [ir.Var(q.name) for q in seed_rows])
+            rv = self.inner([(res[k], a) for k, a in given], copy, sparse=free_arrays)
             dense = [v for v in rv.adj if v in outer]
             if any(isinstance(self.it.types[v], ir.ArrayT) for v in dense):
                 raise NotReversible("an array free in a map's function used other than by index")
@@ -515,21 +603,23 @@ class Reverse:
             pairs = [(v, idx, a) for v, got in rv.pairs.items() for idx, a in got]
             for v, idx, a in pairs:
                 result += [_flat_index(self.it, v, idx), a]
+            more = extra(res)
+            result += more
             types = [self.type_of(r) for r in result]
         types = [self.it.scrub(t) for t in types]
-        lam = ir.Lambda(tuple(rows + seed_rows), ir.Body(tuple(stms), tuple(result)),
-                        tuple(types))
-        arrs = e.arrs + tuple(a.name for _, a in seeded)
-        outs = self.it.bind(ir.Screma(e.w, arrs, (), (), lam),
-                            [ir.array_of(t, (e.w,)) for t in types], "adj")
-        outs = iter(outs)
+        body = ir.Lambda(tuple(rows + seed_rows), ir.Body(tuple(stms), tuple(result)),
+                         tuple(types))
+        outs = iter(self.it.bind(ir.Screma(w, arrs + tuple(a.name for a in seed_arrays), (), (),
+                                           body),
+                                 [ir.array_of(t, (w,)) for t in types], "adj"))
         for k, _ in inputs:
-            self.add(e.arrs[k], next(outs))
+            self.add(arrs[k], next(outs))
         for v in scalars:
             self.add(v, sum_leading(self.it, next(outs), 1))
         for v, _, _ in pairs:
             bins, values = next(outs), next(outs)
-            self.add(v, scatter_add(self.it, v, e.w, bins, values))
+            self.add(v, scatter_add(self.it, v, w, bins, values))
+        return list(outs)
 
 
 # ---------------------------------------------------------------- helpers
