@@ -94,6 +94,14 @@ class Forward:
         """A zero of the type of `x` (a copied value), made here."""
         return emit_zero(self.it, x)
 
+    def consumed(self, arr: ir.VName) -> ir.VName:
+        """The copied array an update, scatter or histogram consumes: in a
+        replay, a copy of it, so that the array keeps its value."""
+        new = self.sub(ir.Var(arr))
+        if self.replay:
+            new = self.it.bind1(ir.Copy(new.name), self.it.type_of(new), "copy")
+        return new.name
+
     def dt_or_zero(self, x: ir.SubExp | ir.VName) -> ir.SubExp:
         old = ir.Var(x) if isinstance(x, ir.VName) else x
         d = self.dt(old)
@@ -185,9 +193,8 @@ class Forward:
             compound[type(e)](s, e)
             return
         copied = self.rn(e)
-        if self.replay and isinstance(e, ir.Update):
-            fresh = self.it.bind1(ir.Copy(copied.arr), self.it.type_of(ir.Var(copied.arr)), "copy")
-            copied = ir.Update(fresh.name, copied.slice, copied.value, copied.loc)
+        if isinstance(e, ir.Update):
+            copied = ir.Update(self.consumed(e.arr), copied.slice, copied.value, copied.loc)
         outs = self.it.bind(copied, [self.rn(p.type) for p in s.pat], s.pat[0].name.base)
         self.env[s.pat[0].name] = outs[0]
         self.tan[s.pat[0].name] = self.basic(e, outs[0])
@@ -438,7 +445,7 @@ class Forward:
                 extra_t += lam_ret[v - d.num_idx:v + 1]
         lam = ir.Lambda(tuple(params), ir.Body(tuple(stms), tuple(built.res) + tuple(extra)),
                         tuple(lam_ret + extra_t))
-        dests = [ir.ScatterDest(self.sub(ir.Var(d.arr)).name, d.num_idx) for d in e.dests]
+        dests = [ir.ScatterDest(self.consumed(d.arr), d.num_idx) for d in e.dests]
         dests += [ir.ScatterDest(self.dt_or_zero(d.arr).name, d.num_idx)
                   for d, w in zip(e.dests, want) if w]
         types = [self.rn(p.type) for p in s.pat]
@@ -459,7 +466,7 @@ class Forward:
             want = [self.dt(d) is not None or built.dres[start + j] is not None
                     for j, d in enumerate(op.dests)]
             lam, want = self.operator(op.lam, want)
-            dests = [self.sub(ir.Var(d)).name for d in op.dests]
+            dests = [self.consumed(d) for d in op.dests]
             dests += [self.dt_or_zero(d).name for d, w in zip(op.dests, want) if w]
             ops.append(ir.HistOp(tuple(dests), self.neutral(op.nes, want), lam))
             layout += [(start + j, False) for j in range(k)]

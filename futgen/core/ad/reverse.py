@@ -558,6 +558,8 @@ class Reverse:
         """`arr[idx]`, or zero where `idx` is out of bounds (a write or bin
         that was ignored)."""
         t = self.type_of(arr)
+        if len(idx) != len(t.shape):
+            raise NotReversible("scatters and histograms of arrays")
         prim = _prim(t)
         ok: ir.SubExp = ir.Constant(True, "bool")
         for k, (i, d) in enumerate(zip(idx, _dims(self.it, arr))):
