@@ -15,9 +15,11 @@ their adjoint code rather than stored:
   re-runs the body and sweeps it, carrying the loop values' adjoints and
   the free variables' as loop values;
 * `map`: a map over the rows and their adjoints re-runs and sweeps the
-  function per row; adjoints of free scalars are summed over the rows, and
-  reads `a[i]` of free arrays become (index, adjoint) pairs added into the
-  array's adjoint by a histogram (Futhark's scatter-add);
+  function per row; reads `a[i]` of free arrays become (index, adjoint)
+  pairs added into the array's adjoint by a histogram (Futhark's
+  scatter-add), and other adjoints of free variables are summed over the
+  rows (for an array used whole, such as `w` in `map2 (*) row w`, one
+  adjoint per row: memory in proportion to the map's work);
 * `reduce`: with `+`, the adjoint is the result's, copied; with any other
   operator on scalars, Futhark's rule: exclusive scans from both sides give
   each element's neighbours, and the operator's partials (by forward mode)
@@ -28,8 +30,8 @@ their adjoint code rather than stored:
   function computing them is swept per row as a map's.
 
 What the sweep does not handle (while loops, histograms by other
-operators, other scans, reductions of arrays by other operators, free
-arrays read other than by index in a map) raises `NotReversible`, and `vjp` uses forward
+operators, other scans, reductions of arrays by other operators) raises
+`NotReversible`, and `vjp` uses forward
 mode instead (`futgen.core.ad.basis`).  Adjoints are values of the
 primal's type, integers included (as forward mode's tangents); bools have
 none.
@@ -595,13 +597,13 @@ class Reverse:
                                                for p, q in zip(lam.params, rows)})
             given = seeds(res, [ir.Var(q.name) for q in seed_rows])
             rv = self.inner([(res[k], a) for k, a in given], copy, sparse=free_arrays)
-            dense = [v for v in rv.adj if v in outer]
-            if any(isinstance(self.it.types[v], ir.ArrayT) for v in dense):
-                raise NotReversible("an array free in a map's function used other than by index")
+            # Free variables' adjoints per row, summed over the rows below: for
+            # an array the function uses whole (`map2 (*) row w`), as much
+            # memory as the map's work.
+            dense = sorted((v for v in rv.adj if v in outer), key=lambda v: v.tag)
             inputs = [(k, p) for k, p in enumerate(rows) if _prim(p.type) != "bool"]
             result = [rv.adj.get(p.name) or emit_zero(self.it, ir.Var(p.name)) for _, p in inputs]
-            scalars = sorted(dense, key=lambda v: v.tag)
-            result += [rv.adj[v] for v in scalars]
+            result += [rv.adj[v] for v in dense]
             pairs = [(v, idx, a) for v, got in rv.pairs.items() for idx, a in got]
             for v, idx, a in pairs:
                 result += [_flat_index(self.it, v, idx), a]
@@ -616,7 +618,7 @@ class Reverse:
                                  [ir.array_of(t, (w,)) for t in types], "adj"))
         for k, _ in inputs:
             self.add(arrs[k], next(outs))
-        for v in scalars:
+        for v in dense:
             self.add(v, sum_leading(self.it, next(outs), 1))
         for v, _, _ in pairs:
             bins, values = next(outs), next(outs)
