@@ -23,14 +23,15 @@ their adjoint code rather than stored:
 * `reduce`: with `+`, the adjoint is the result's, copied; with any other
   operator on scalars, Futhark's rule: exclusive scans from both sides give
   each element's neighbours, and the operator's partials (by forward mode)
-  the adjoint; `scan` with `+`: a reversed scan of the adjoints.
+  the adjoint; rows reduced by `map2 op`, the same per column; `scan` with
+  `+`: a reversed scan of the adjoints.
 
 * histograms by `+` and `scatter`: the values' adjoints are gathered from
   the result's at their bins and positions (zero where ignored), and the
   function computing them is swept per row as a map's.
 
 What the sweep does not handle (while loops, histograms by other
-operators, other scans, reductions of arrays by other operators) raises
+operators, other scans, reductions of arrays by other than `map2 op`) raises
 `NotReversible`, and `vjp` uses forward
 mode instead (`futgen.core.ad.basis`).  Adjoints are values of the
 primal's type, integers included (as forward mode's tangents); bools have
@@ -417,24 +418,48 @@ class Reverse:
             t = self.type_of(ybar)
             self.add(arrs[0], self.emit(ir.Replicate((w,), ybar), ir.array_of(t, (w,))))
             return
-        if any(isinstance(self.type_of(a), ir.ArrayT) and len(self.type_of(a).shape) > 1
-               for a in arrs):
+        ybars = [self.adj.get(o) or emit_zero(self.it, ir.Var(o)) for o in outs]
+        if all(isinstance(ir.row(self.type_of(a)), ir.Prim) for a in arrs):
+            for a, adj in zip(arrs, self._reduce_adjoints(op.lam, op.nes, w, arrs, ybars)):
+                self.add(a, adj)
+            return
+        scalar = _elementwise(op.lam)
+        if len(arrs) != 1 or scalar is None or len(self.type_of(arrs[0]).shape) != 2:
             raise NotReversible("a reduction of arrays by an operator other than +")
-        ybars = [self.adj.get(o) or _constant(0, _prim(self.type_of(o))) for o in outs]
-        self._general_reduce(op, w, arrs, ybars)
+        self._columns_reduce(scalar, op.nes[0], w, arrs[0], ybars[0])
 
-    def _general_reduce(self, op: ir.Reduce, w: ir.SubExp, arrs: list[ir.VName],
-                        ybars: list[ir.SubExp]) -> None:
+    def _columns_reduce(self, scalar: ir.Lambda, ne: ir.SubExp, w: ir.SubExp, arr: ir.VName,
+                        ybar: ir.SubExp) -> None:
+        """`reduce (map2 op) ne xss`: a reduction by `op` of each column."""
+        t = self.type_of(arr)
+        m = _dims(self.it, ir.Var(arr))[1]
+        cols = self.emit(ir.Rearrange(arr, (1, 0)), ir.ArrayT(t.elem, (m, w)))
+        with self.it.nested() as stms:
+            col = ir.Param(self.it.fresh("col"), ir.ArrayT(t.elem, (w,)))
+            c_ne, c_ybar = (ir.Param(self.it.fresh(b), ir.Prim(t.elem)) for b in ("ne", "adj"))
+            for p in (col, c_ne, c_ybar):
+                self.it.types[p.name] = p.type
+            [adj] = self._reduce_adjoints(scalar, (ir.Var(c_ne.name),), w, [col.name],
+                                          [ir.Var(c_ybar.name)])
+        lam = ir.Lambda((col, c_ne, c_ybar), ir.Body(tuple(stms), (adj,)),
+                        (ir.ArrayT(t.elem, (w,)),))
+        nes = ne if isinstance(ne, ir.Var) else \
+            self.emit(ir.Replicate((m,), ne), ir.ArrayT(t.elem, (m,)))
+        adjs = self.emit(ir.Screma(m, (cols.name, nes.name, ybar.name), (), (), lam),
+                         ir.ArrayT(t.elem, (m, w)))
+        self.add(arr, self.emit(ir.Rearrange(adjs.name, (1, 0)), ir.ArrayT(t.elem, (w, m))))
+
+    def _reduce_adjoints(self, lam: ir.Lambda, nes: tuple[ir.SubExp, ...], w: ir.SubExp,
+                         arrs: list[ir.VName], ybars: list[ir.SubExp]) -> list[ir.SubExp]:
         """Futhark's rule for a reduction by any operator: element i's adjoint
         is ybar times the partials of `ls[i] op x op rs[i]` in x, where ls and
         rs are the exclusive reductions from the left and from the right."""
         k = len(arrs)
         rows = [ir.row(self.type_of(a)) for a in arrs]
-        lam = op.lam
         flipped = ir.Lambda(lam.params[k:] + lam.params[:k], lam.body, lam.ret)
-        ls = self._exclusive(_copy_lambda(self.it, lam), op.nes, w,
+        ls = self._exclusive(_copy_lambda(self.it, lam), nes, w,
                              [ir.Var(a) for a in arrs], rows, from_right=False)
-        rs = self._exclusive(_copy_lambda(self.it, flipped), op.nes, w,
+        rs = self._exclusive(_copy_lambda(self.it, flipped), nes, w,
                              [_reverse(self.it, ir.Var(a)) for a in arrs], rows,
                              from_right=True)
         with self.it.nested() as stms:
@@ -462,10 +487,8 @@ class Reverse:
                 adjs.append(total)
         lam_adj = ir.Lambda(tuple(ps), ir.Body(tuple(stms), tuple(adjs)), tuple(rows))
         inputs = tuple(v.name for v in ls) + tuple(arrs) + tuple(v.name for v in rs)
-        outs = self.it.bind(ir.Screma(w, inputs, (), (), lam_adj),
+        return self.it.bind(ir.Screma(w, inputs, (), (), lam_adj),
                             [ir.array_of(t, (w,)) for t in rows], "adj")
-        for a, o in zip(arrs, outs):
-            self.add(a, o)
 
     def _exclusive(self, lam: ir.Lambda, nes: tuple[ir.SubExp, ...], w: ir.SubExp,
                    arrs: list[ir.SubExp], rows: list[ir.Type], from_right: bool
@@ -738,13 +761,22 @@ def _is_sum(lam: ir.Lambda) -> bool:
     b = ir.lambda_binop(lam)
     if b is not None:
         return b.op == "+"
+    scalar = _elementwise(lam)
+    return scalar is not None and _is_sum(scalar)
+
+
+def _elementwise(lam: ir.Lambda) -> ir.Lambda | None:
+    """The scalar operator of `lam` when it is `map2 op` on rows, else None."""
     if len(lam.params) != 2 or len(lam.body.stms) != 1:
-        return False
+        return None
     [stm] = lam.body.stms
     inner = stm.exp
-    return (isinstance(inner, ir.Screma) and not inner.scans and not inner.reds
+    if (isinstance(inner, ir.Screma) and not inner.scans and not inner.reds
             and inner.arrs == (lam.params[0].name, lam.params[1].name)
-            and lam.body.result == (ir.Var(stm.pat[0].name),) and _is_sum(inner.map_lam))
+            and lam.body.result == (ir.Var(stm.pat[0].name),)
+            and all(isinstance(p.type, ir.Prim) for p in inner.map_lam.params)):
+        return inner.map_lam
+    return None
 
 
 def _copy_lambda(it: Internaliser, lam: ir.Lambda) -> ir.Lambda:
