@@ -128,6 +128,9 @@ class Internaliser:
         # run time, shared by the types it unified) -> an array that has it,
         # and at which dimension (`anonymous_dim`).
         self.anonymous: dict[int, tuple[ir.Var, int]] = {}
+        # Reverse-mode differentiation: the copies its forward sweeps make of
+        # arrays an update consumes -> those arrays, which keep their values.
+        self.replay_sources: dict[ir.VName, ir.VName] = {}
 
     def run(self) -> ir.Program:
         for d in self.entries:

@@ -179,13 +179,23 @@ def _check_program(call) -> None:
     np.testing.assert_allclose(hess, [[0.0, 1.0], [1.0, 12.0]])
 
 
-def test_program_on_the_core_interpreter() -> None:
-    # Its histogram and scatter are beyond reverse mode: vjp says so, and
-    # runs by forward mode.
-    with pytest.warns(ad.ForwardModeVjp, match=r"t.fut:\d+:\d+: vjp runs by forward mode.*"
-                      r"histograms by operators other than \+"):
+def test_program_on_the_core_interpreter(monkeypatch) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ad.ForwardModeVjp)  # reverse mode throughout
         prog = _core(PROGRAM)
     _check_program(lambda entry, args: run(prog, entry, args))
+    monkeypatch.setattr(ad, "REVERSE_MODE", False)
+    forward = _core(PROGRAM)
+    _check_program(lambda entry, args: run(forward, entry, args))
+
+
+def test_forward_mode_where_reverse_mode_cannot_go() -> None:
+    # A while loop has no tape yet: vjp says so, and runs by forward mode.
+    src = "entry main (x: f64) = vjp (\\x -> loop y = x while y < 10 do y * 2) x 1\n"
+    with pytest.warns(ad.ForwardModeVjp, match=r"t.fut:1:23: vjp runs by forward mode.*"
+                      r"does not handle a while loop"):
+        prog = _core(src)
+    assert run(prog, "main", [np.float64(1.5)]) == [np.float64(8.0)]
 
 
 # Everything here is within reverse mode: a map reading free arrays by

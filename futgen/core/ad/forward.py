@@ -99,7 +99,9 @@ class Forward:
         replay, a copy of it, so that the array keeps its value."""
         new = self.sub(ir.Var(arr))
         if self.replay:
-            new = self.it.bind1(ir.Copy(new.name), self.it.type_of(new), "copy")
+            copy = self.it.bind1(ir.Copy(new.name), self.it.type_of(new), "copy")
+            self.it.replay_sources[copy.name] = new.name
+            new = copy
         return new.name
 
     def dt_or_zero(self, x: ir.SubExp | ir.VName) -> ir.SubExp:

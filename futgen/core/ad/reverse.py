@@ -28,10 +28,12 @@ their adjoint code rather than stored:
 
 * histograms by `+` and `scatter`: the values' adjoints are gathered from
   the result's at their bins and positions (zero where ignored), and the
-  function computing them is swept per row as a map's.
+  function computing them is swept per row as a map's; histograms by `max`
+  and `min`: a histogram of (value, row) pairs finds each bin's winner,
+  which alone gets the bin's adjoint.
 
 What the sweep does not handle (while loops, histograms by other
-operators, other scans, reductions of arrays by other than `map2 op`) raises
+operators than `+`, `max` and `min`, other scans, reductions of arrays by other than `map2 op`) raises
 `NotReversible`, and `vjp` uses forward
 mode instead (`futgen.core.ad.basis`).  Adjoints are values of the
 primal's type, integers included (as forward mode's tangents); bools have
@@ -529,6 +531,11 @@ class Reverse:
     def hist(self, s: ir.Stm, e: ir.Hist) -> None:
         """A histogram by +: the destination's adjoint is the result's, and
         each value's the result's at its bin (none out of range)."""
+        if len(e.ops) == 1 and len(e.ops[0].dests) == 1:
+            b = ir.lambda_binop(e.ops[0].lam)
+            if b is not None and b.op in ("max", "min"):
+                self._extremum_hist(s, e, b.op, b.prim)
+                return
         ybars, pos, start = [], [], len(e.ops)
         for op in e.ops:
             if len(op.dests) != 1 or not _is_sum(op.lam) or isinstance(
@@ -547,6 +554,55 @@ class Reverse:
                     if ybar is not None]
 
         self.adjoint_map(e.w, e.arrs, e.lam, [], seeds)
+
+    def _extremum_hist(self, s: ir.Stm, e: ir.Hist, which: str, prim: str) -> None:
+        """A histogram by max or min: a bin's adjoint goes to the value that
+        won it (the destination's on a tie, else the first row's)."""
+        from futgen.core.builtins import identity_lambda
+
+        ybar = self.adj[s.pat[0].name]
+        [op], w = e.ops, e.w
+        dest = self.it.replay_sources[op.dests[0]]  # the copy holds the result now
+        t = ir.Prim(prim)
+        bins, values = self.it.bind(
+            ir.Screma(w, e.arrs, (), (), _copy_lambda(self.it, e.lam)),
+            [ir.ArrayT("i64", (w,)), ir.ArrayT(prim, (w,))], "hist")
+        rows = self.emit(ir.Iota(w, _i64(0), _i64(1)), ir.ArrayT("i64", (w,)))
+        m = self.it.width(ir.Var(dest))
+        best = [self.emit(ir.Replicate((m,), x), ir.ArrayT(_prim(self.type_of(x)), (m,)))
+                for x in (op.nes[0], w)]
+        pick = ir.HistOp(tuple(b.name for b in best), (op.nes[0], w), _first_extremum(
+            self.it, which, prim))
+        won_value, won_row = self.it.bind(
+            ir.Hist(w, (bins.name, values.name, rows.name), (pick,),
+                    identity_lambda(self.it, [I64, t, I64])),
+            [ir.ArrayT(prim, (m,)), ir.ArrayT("i64", (m,))], "won")
+        # Per bin: the row that won it, or w where the destination did.
+        with self.it.nested() as stms:
+            d, v, r, y = (ir.Param(self.it.fresh(n), tt) for n, tt in
+                          (("d", t), ("v", t), ("r", I64), ("y", t)))
+            for q in (d, v, r, y):
+                self.it.types[q.name] = q.type
+            keeps = self.emit(ir.CmpOp(">=" if which == "max" else "<=", prim, ir.Var(d.name),
+                                       ir.Var(v.name)), ir.Prim("bool"))
+            who = self.emit(ir.If(keeps, ir.Body((), (w,)), ir.Body((), (ir.Var(r.name),)),
+                                  (I64,)), I64)
+            kept = self.emit(ir.If(keeps, ir.Body((), (ir.Var(y.name),)),
+                                   ir.Body((), (_constant(0, prim),)), (t,)), t)
+        lam = ir.Lambda((d, v, r, y), ir.Body(tuple(stms), (who, kept)), (I64, t))
+        winner, dest_adj = self.it.bind(
+            ir.Screma(m, (dest, won_value.name, won_row.name, ybar.name), (), (), lam),
+            [ir.ArrayT("i64", (m,)), ir.ArrayT(prim, (m,))], "won")
+        self.add(op.dests[0], dest_adj)
+
+        def seeds(res: list[ir.SubExp], row: list[ir.SubExp]) -> list[tuple[int, ir.SubExp]]:
+            won = self.emit(ir.CmpOp("==", "i64", self.gather(winner, [res[0]]), row[0]),
+                            ir.Prim("bool"))
+            got = self.gather(ybar, [res[0]])
+            return [(1, self.emit(ir.If(won, ir.Body((), (got,)),
+                                        ir.Body((), (_constant(0, prim),)), (t,)), t))]
+
+        self.adjoint_map(w, e.arrs, e.lam, [rows], seeds)
 
     def scatter(self, s: ir.Stm, e: ir.Scatter) -> None:
         """The written values' adjoints are the result's at their positions;
@@ -777,6 +833,29 @@ def _elementwise(lam: ir.Lambda) -> ir.Lambda | None:
             and all(isinstance(p.type, ir.Prim) for p in inner.map_lam.params)):
         return inner.map_lam
     return None
+
+
+def _first_extremum(it: Internaliser, which: str, prim: str) -> ir.Lambda:
+    """The operator on (value, row) pairs keeping the larger (smaller) value,
+    and of equal values the earlier row: associative and commutative."""
+    v1, r1, v2, r2 = (ir.Param(it.fresh(n), ir.Prim(t)) for n, t in
+                      (("v", prim), ("r", "i64"), ("v", prim), ("r", "i64")))
+    stms: list[ir.Stm] = []
+
+    def let(e: ir.Exp, t: str) -> ir.SubExp:
+        p = ir.Param(it.fresh("x"), ir.Prim(t))
+        stms.append(ir.Stm((p,), e))
+        return ir.Var(p.name)
+
+    x1, x2, y1, y2 = (ir.Var(p.name) for p in (v1, v2, r1, r2))
+    better = let(ir.CmpOp(">" if which == "max" else "<", prim, x2, x1), "bool")
+    tie = let(ir.BinOp("&&", "bool", let(ir.CmpOp("==", prim, x2, x1), "bool"),
+                       let(ir.CmpOp("<", "i64", y2, y1), "bool")), "bool")
+    take = let(ir.BinOp("||", "bool", better, tie), "bool")
+    value = let(ir.If(take, ir.Body((), (x2,)), ir.Body((), (x1,)), (ir.Prim(prim),)), prim)
+    row = let(ir.If(take, ir.Body((), (y2,)), ir.Body((), (y1,)), (ir.Prim("i64"),)), "i64")
+    return ir.Lambda((v1, r1, v2, r2), ir.Body(tuple(stms), (value, row)),
+                     (ir.Prim(prim), ir.Prim("i64")))
 
 
 def _copy_lambda(it: Internaliser, lam: ir.Lambda) -> ir.Lambda:
