@@ -33,11 +33,11 @@ their adjoint code rather than stored:
   which alone gets the bin's adjoint.
 
 What the sweep does not handle (while loops, histograms by other
-operators than `+`, `max` and `min`, other scans, reductions of arrays by other than `map2 op`) raises
-`NotReversible`, and `vjp` uses forward
-mode instead (`futgen.core.ad.basis`).  Adjoints are values of the
-primal's type, integers included (as forward mode's tangents); bools have
-none.
+operators than `+`, `max` and `min`, scans of tuples or arrays,
+reductions of arrays by other than `map2 op`) raises `NotReversible`, and
+`vjp` uses forward mode instead (`futgen.core.ad.basis`).  Adjoints are
+values of the primal's type, integers included (as forward mode's
+tangents); bools have none.
 """
 
 from __future__ import annotations
@@ -400,8 +400,11 @@ class Reverse:
     def scan_(self, op: ir.Scan, w: ir.SubExp, arrs: list[ir.VName], outs: list[ir.VName]
               ) -> None:
         b = ir.lambda_binop(op.lam)
-        if len(arrs) != 1 or b is None or b.op != "+":
-            raise NotReversible("a scan by an operator other than +")
+        if len(arrs) != 1 or not isinstance(ir.row(self.type_of(arrs[0])), ir.Prim):
+            raise NotReversible("a scan of tuples or arrays by an operator other than +")
+        if b is None or b.op != "+":
+            self._general_scan(op, w, arrs[0], outs[0])
+            return
         ybar = self.adj[outs[0]]
         t = self.type_of(ybar)
         prim = _prim(t)
@@ -412,6 +415,67 @@ class Reverse:
         summed = self.emit(ir.Screma(w, (rev.name,), (scan,), (),
                                      identity_lambda(self.it, [ir.Prim(prim)])), t)
         self.add(arrs[0], _reverse(self.it, summed))
+
+    def _general_scan(self, op: ir.Scan, w: ir.SubExp, arr: ir.VName, out: ir.VName) -> None:
+        """A scan by any scalar operator: with a_i, b_i the partials of
+        `ys[i-1] op xs[i]`, the total adjoint of ys[i] is
+        S_i = ybar_i + a_(i+1) S_(i+1), a linear recurrence solved by a scan
+        from the right of affine maps, and xs[i]'s adjoint is b_i S_i."""
+        from futgen.core.builtins import identity_lambda
+
+        ybar, ys = self.adj[out], ir.Var(out)
+        prim = _prim(self.type_of(ybar))
+        t = ir.Prim(prim)
+        idx = self.emit(ir.Iota(w, _i64(0), _i64(1)), ir.ArrayT("i64", (w,)))
+        with self.it.nested() as stms:
+            i, x = ir.Param(self.it.fresh("i"), I64), ir.Param(self.it.fresh("x"), t)
+            for q in (i, x):
+                self.it.types[q.name] = q.type
+            prev = self.neighbour(ys, ir.Var(i.name), -1, op.nes[0])
+            partials = []
+            for seed in ([_constant(1, prim), None], [None, _constant(1, prim)]):
+                _, [d] = Forward(self.it, self.loc, replay=True).inline(
+                    op.lam, [prev, ir.Var(x.name)], seed)
+                partials.append(d if d is not None else _constant(0, prim))
+        lam = ir.Lambda((i, x), ir.Body(tuple(stms), tuple(partials)), (t, t))
+        pa, pb = self.it.bind(ir.Screma(w, (idx.name, arr), (), (), lam),
+                              [ir.ArrayT(prim, (w,))] * 2, "partial")
+        with self.it.nested() as stms:
+            i = ir.Param(self.it.fresh("i"), I64)
+            self.it.types[i.name] = I64
+            coef = self.neighbour(pa, ir.Var(i.name), 1, _constant(0, prim))
+        lam = ir.Lambda((i,), ir.Body(tuple(stms), (coef,)), (t,))
+        coefs = self.emit(ir.Screma(w, (idx.name,), (), (), lam), ir.ArrayT(prim, (w,)))
+        s = Scalar(lambda e, tt: self.it.bind1(e, tt, "s"), prim)
+        with self.it.nested() as stms:
+            big_b, big_a, b, a = (ir.Param(self.it.fresh(n), t) for n in ("B", "A", "b", "a"))
+            for q in (big_b, big_a, b, a):
+                self.it.types[q.name] = q.type
+            vb, va, vB, vA = (ir.Var(q.name) for q in (b, a, big_b, big_a))
+            composed = (s.add(vb, s.mul(va, vB)), s.mul(va, vA))
+        affine = ir.Lambda((big_b, big_a, b, a), ir.Body(tuple(stms), composed), (t, t))
+        scan = ir.Scan(affine, (_constant(0, prim), _constant(1, prim)))
+        total, _ = self.it.bind(
+            ir.Screma(w, (_reverse(self.it, ybar).name, _reverse(self.it, coefs).name), (scan,),
+                      (), identity_lambda(self.it, [t, t])),
+            [ir.ArrayT(prim, (w,))] * 2, "adj")
+        from futgen.core.builtins import binop_lambda
+
+        self.add(arr, self.emit(ir.Screma(w, (pb.name, _reverse(self.it, total).name), (), (),
+                                          binop_lambda(self.it, "*", prim)),
+                                ir.ArrayT(prim, (w,))))
+
+    def neighbour(self, arr: ir.SubExp, i: ir.SubExp, step: int, edge: ir.SubExp) -> ir.SubExp:
+        """`arr[i + step]`, or `edge` where that is outside `arr`."""
+        t = ir.row(self.type_of(arr))
+        j = self.emit(ir.BinOp("+", "i64", i, _i64(step)), I64)
+        low = self.emit(ir.CmpOp("<=", "i64", _i64(0), j), ir.Prim("bool"))
+        high = self.emit(ir.CmpOp("<", "i64", j, self.it.width(arr)), ir.Prim("bool"))
+        inside = self.emit(ir.BinOp("&&", "bool", low, high), ir.Prim("bool"))
+        with self.it.nested() as stms:
+            got = self.emit(ir.Index(arr.name, (ir.DimFix(j),)), t)
+        return self.emit(ir.If(inside, ir.Body(tuple(stms), (got,)), ir.Body((), (edge,)), (t,)),
+                         t)
 
     def reduce_(self, op: ir.Reduce, w: ir.SubExp, arrs: list[ir.VName],
                 outs: list[ir.VName]) -> None:
