@@ -199,7 +199,7 @@ def test_forward_mode_where_reverse_mode_cannot_go() -> None:
 
 
 # Everything here is within reverse mode: a map reading free arrays by
-# index, reductions by * and min, scans by + and by an affine operator, a
+# index, reductions by * and min, scans by + and by *, a
 # loop carrying an array it
 # updates in place, branches, a call, a histogram, a scatter (one write out
 # of bounds), replicate, transpose, concat.
@@ -211,7 +211,7 @@ def g [n] (xs: [n]f64) : (f64, [n]f64) =
   let p = reduce (*) 1 (map (\\y -> 1 + y * y) ys)
   let m = reduce f64.min 1e9 ys
   let zs = scan (+) 0 ys
-  let zs = scan (\\a b -> a * 0.5 + b) 0 zs
+  let zs = scan (*) 1 (map (\\z -> 1 + z * 0.1) zs)
   let gathered = map (\\i -> xs[(i + 1) % n] * zs[i]) (iota n)
   let ws = loop acc = copy gathered for i < 3 do
              let acc[i % n] = acc[i % n] * xs[(i + 1) % n]
