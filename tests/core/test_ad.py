@@ -190,12 +190,29 @@ def test_program_on_the_core_interpreter(monkeypatch) -> None:
 
 
 def test_forward_mode_where_reverse_mode_cannot_go() -> None:
-    # A while loop has no tape yet: vjp says so, and runs by forward mode.
-    src = "entry main (x: f64) = vjp (\\x -> loop y = x while y < 10 do y * 2) x 1\n"
-    with pytest.warns(ad.ForwardModeVjp, match=r"t.fut:1:23: vjp runs by forward mode.*"
-                      r"does not handle a while loop"):
+    # A histogram by *: vjp says so, and runs by forward mode.
+    src = ("entry main (xs: []f64) =\n"
+           "  vjp (\\xs -> f64.sum (hist (*) 1 2 (map (% 2) (indices xs)) xs)) xs 1\n")
+    with pytest.warns(ad.ForwardModeVjp, match=r"t.fut:2:3: vjp runs by forward mode.*"
+                      r"does not handle histograms by operators other than \+, max and min"):
         prog = _core(src)
-    assert run(prog, "main", [np.float64(1.5)]) == [np.float64(8.0)]
+    [got] = run(prog, "main", [np.array([2.0, 3.0, 5.0, 7.0])])
+    np.testing.assert_allclose(got, [5.0, 7.0, 2.0, 3.0])
+
+
+def test_while_loops_in_reverse_mode(monkeypatch) -> None:
+    src = """
+entry main (xs: []f64) =
+  vjp (\\xs -> let (ys, _) = loop (ys, k) = (copy xs, 0) while k < 4 && f64.sum ys < 100 do
+                               (map (\\y -> y * 1.5 + f64.sin y) ys, k + 1)
+               in f64.sum (map (\\y -> y * y) ys)) xs 1
+"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ad.ForwardModeVjp)
+        prog = _core(src)
+    monkeypatch.setattr(ad, "REVERSE_MODE", False)
+    xs = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(run(prog, "main", [xs])[0], run(_core(src), "main", [xs])[0])
 
 
 # Everything here is within reverse mode: a map reading free arrays by

@@ -9,11 +9,12 @@ their adjoint code rather than stored:
 
 * `if`: each branch's adjoint body re-runs the branch, then sweeps it, and
   returns the adjoints of the free variables it touched;
-* a `for` loop: a copy of the loop first records each iteration's loop
-  values (the tape, one array per loop value: arrays must keep their size
-  from iteration to iteration); a loop counting down then restores them,
-  re-runs the body and sweeps it, carrying the loop values' adjoints and
-  the free variables' as loop values;
+* a loop: a copy of the loop first records each iteration's loop values
+  (the tape, one array per loop value: arrays must keep their size from
+  iteration to iteration; a while loop is first run once more to count
+  its iterations); a loop counting down then restores them, re-runs the
+  body and sweeps it, carrying the loop values' adjoints and the free
+  variables' as loop values;
 * `map`: a map over the rows and their adjoints re-runs and sweeps the
   function per row; reads `a[i]` of free arrays become (index, adjoint)
   pairs added into the array's adjoint by a histogram (Futhark's
@@ -32,8 +33,8 @@ their adjoint code rather than stored:
   and `min`: a histogram of (value, row) pairs finds each bin's winner,
   which alone gets the bin's adjoint.
 
-What the sweep does not handle (while loops, histograms by other
-operators than `+`, `max` and `min`, scans of tuples or arrays,
+What the sweep does not handle (histograms by other operators than `+`,
+`max` and `min`, scans of tuples or arrays,
 reductions of arrays by other than `map2 op`) raises `NotReversible`, and
 `vjp` uses forward mode instead (`futgen.core.ad.basis`).  Adjoints are
 values of the primal's type, integers included (as forward mode's
@@ -282,8 +283,8 @@ class Reverse:
             self.add(v, o)
 
     def loop(self, s: ir.Stm, e: ir.Loop) -> None:
-        if not isinstance(e.form, ir.ForLoop):
-            raise NotReversible("a while loop")
+        if isinstance(e.form, ir.WhileLoop):
+            e = self._counted(e)
         tapes = self.tape(e)
         params = [p for p, _ in e.merge]
         outer = set(self.it.types)
@@ -319,6 +320,23 @@ class Reverse:
             self.adj[v] = o  # the accumulator started from the adjoint so far
             if isinstance(self.type_of(o), ir.ArrayT):
                 self.owned.add(o.name)
+
+    def _counted(self, e: ir.Loop) -> ir.Loop:
+        """While loop `e` as a for loop of as many iterations, counted by a
+        copy of it that also counts (its condition is then a loop value
+        like any other)."""
+        fw = Forward(self.it, self.loc, replay=True)
+        params, _ = fw.fresh_params(tuple(p for p, _ in e.merge))
+        count = ir.Param(self.it.fresh("count"), I64)
+        with self.it.nested() as stms:
+            self.it.types[count.name] = I64
+            res, _ = fw.body(e.body)
+            res.append(self.emit(ir.BinOp("+", "i64", ir.Var(count.name), _i64(1)), I64))
+        merge = tuple(zip(params + [count], [x for _, x in e.merge] + [_i64(0)]))
+        form = ir.WhileLoop(fw.sub(ir.Var(e.form.cond)).name)
+        outs = self.it.bind(ir.Loop(merge, form, ir.Body(tuple(stms), tuple(res))),
+                            [p.type for p in params] + [I64], "count")
+        return ir.Loop(e.merge, ir.ForLoop(self.it.fresh("i"), "i64", outs[-1]), e.body)
 
     def _unique(self, a: ir.SubExp) -> ir.SubExp:
         """`a`, copied if an array (a loop consumes what it updates in place)."""
@@ -604,7 +622,7 @@ class Reverse:
         for op in e.ops:
             if len(op.dests) != 1 or not _is_sum(op.lam) or isinstance(
                     ir.row(self.type_of(op.dests[0])), ir.ArrayT):
-                raise NotReversible("histograms by operators other than +")
+                raise NotReversible("histograms by operators other than +, max and min")
             pos.append(start)
             start += 1
         for j, (op, p) in enumerate(zip(e.ops, s.pat)):
