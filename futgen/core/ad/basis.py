@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 from futgen.core import ir
-from futgen.core.ad.forward import I64, Forward, Tangent, _prim
+from futgen.core.ad.forward import (
+    I64,
+    Forward,
+    Tangent,
+    _prim,
+    array_dims,
+    element_count,
+)
 from futgen.core.internalise import Internaliser, _constant
 from futgen.errors import Loc
-
-
-def _dims(it: Internaliser, x: ir.SubExp) -> list[ir.SubExp]:
-    t = it.type_of(x)
-    assert isinstance(t, ir.ArrayT)
-    return [d if d is not None else it.bind1(ir.ArraySize(x.name, k), I64, "n")
-            for k, d in enumerate(t.shape)]
-
-
-def _count(it: Internaliser, dims: list[ir.SubExp]) -> ir.SubExp:
-    n = dims[0]
-    for d in dims[1:]:
-        n = it.bind1(ir.BinOp("*", "i64", n, d), I64, "n")
-    return n
 
 
 def _cotangent(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], c: int,
@@ -32,8 +25,8 @@ def _cotangent(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], c: int,
         return Forward(it, loc).zero_like(x)
     if isinstance(t, ir.Prim):
         return _seeded_dot(it, lam, xs, c, _constant(1, t.name), ybars, t.name, loc)
-    dims = _dims(it, x)
-    n = _count(it, dims)
+    dims = array_dims(it, x)
+    n = element_count(it, dims)
     idx = it.bind1(ir.Iota(n, ir.Constant(0, "i64"), ir.Constant(1, "i64")),
                    ir.ArrayT("i64", (n,)), "iota")
     flat = ir.ArrayT(t.elem, (n,))
@@ -81,8 +74,8 @@ def _dot(it: Internaliser, y: ir.SubExp, a: ir.SubExp, b: ir.SubExp, loc: Loc) -
     """The sum of the elementwise products of arrays `a` and `b`, of `y`'s shape."""
     from futgen.core.builtins import binop_lambda
 
-    dims = _dims(it, y)
-    n = _count(it, dims)
+    dims = array_dims(it, y)
+    n = element_count(it, dims)
     prim = _prim(it.type_of(y))
     flat = ir.ArrayT(prim, (n,))
     if len(dims) > 1:

@@ -44,6 +44,24 @@ def zero_stms(it: Internaliser, like: ir.SubExp, t: ir.Type) -> tuple[list[ir.St
     return stms, ir.Var(z.name)
 
 
+def array_dims(it: Internaliser, x: ir.SubExp) -> list[ir.SubExp]:
+    """The dimensions of array `x`, read at run time where its type leaves them unknown."""
+    t = it.type_of(x)
+    assert isinstance(t, ir.ArrayT)
+    return [d if d is not None else it.bind1(ir.ArraySize(x.name, k), I64, "n")
+            for k, d in enumerate(t.shape)]
+
+
+def element_count(it: Internaliser, dims: list[ir.SubExp]) -> ir.SubExp:
+    """The product of `dims` (1 for none)."""
+    if not dims:
+        return ir.Constant(1, "i64")
+    n = dims[0]
+    for d in dims[1:]:
+        n = it.bind1(ir.BinOp("*", "i64", n, d), I64, "n")
+    return n
+
+
 def emit_zero(it: Internaliser, like: ir.SubExp) -> ir.SubExp:
     """A zero of the type of `like`, made in the body being built."""
     stms, z = zero_stms(it, like, it.type_of(like))

@@ -53,7 +53,15 @@ from futgen.core.ad.derivatives import (
     UNARY_DERIVATIVES,
     Scalar,
 )
-from futgen.core.ad.forward import I64, Forward, _prim, emit_zero, zero_stms
+from futgen.core.ad.forward import (
+    I64,
+    Forward,
+    _prim,
+    array_dims,
+    element_count,
+    emit_zero,
+    zero_stms,
+)
 from futgen.core.internalise import Internaliser, _constant
 from futgen.errors import Loc, UnsupportedFeature
 from futgen.frontend import types as T
@@ -171,7 +179,7 @@ class Reverse:
             case ir.Replicate(shape, v):
                 self.add(v, sum_leading(self.it, ybar, len(shape)))
             case ir.Reshape(arr, _shape, loc):
-                dims = _dims(self.it, ir.Var(arr))
+                dims = array_dims(self.it, ir.Var(arr))
                 self.add(arr, self.emit(ir.Reshape(ybar.name, tuple(dims), loc),
                                         ir.ArrayT(_prim(self.type_of(arr)), tuple(dims))))
             case ir.Rearrange(arr, perm):
@@ -350,7 +358,7 @@ class Reverse:
         n = e.form.bound
         if e.form.prim != "i64":
             n = self.emit(ir.ConvOp(e.form.prim, "i64", n), I64)
-        shapes = [[n, *(_dims(self.it, x) if isinstance(self.type_of(x), ir.ArrayT) else [])]
+        shapes = [[n, *(array_dims(self.it, x) if isinstance(self.type_of(x), ir.ArrayT) else [])]
                   for _, x in e.merge]
         inits = [self.emit(ir.Replicate(tuple(sh), _constant(0, _prim(p.type))),
                            ir.ArrayT(_prim(p.type), tuple(sh)))
@@ -516,7 +524,7 @@ class Reverse:
                         ybar: ir.SubExp) -> None:
         """`reduce (map2 op) ne xss`: a reduction by `op` of each column."""
         t = self.type_of(arr)
-        m = _dims(self.it, ir.Var(arr))[1]
+        m = array_dims(self.it, ir.Var(arr))[1]
         cols = self.emit(ir.Rearrange(arr, (1, 0)), ir.ArrayT(t.elem, (m, w)))
         with self.it.nested() as stms:
             col = ir.Param(self.it.fresh("col"), ir.ArrayT(t.elem, (w,)))
@@ -725,7 +733,7 @@ class Reverse:
             raise NotReversible("scatters and histograms of arrays")
         prim = _prim(t)
         ok: ir.SubExp = ir.Constant(True, "bool")
-        for k, (i, d) in enumerate(zip(idx, _dims(self.it, arr))):
+        for k, (i, d) in enumerate(zip(idx, array_dims(self.it, arr))):
             low = self.emit(ir.CmpOp("<=", "i64", _i64(0), i), ir.Prim("bool"))
             high = self.emit(ir.CmpOp("<", "i64", i, d), ir.Prim("bool"))
             both = self.emit(ir.BinOp("&&", "bool", low, high), ir.Prim("bool"))
@@ -790,26 +798,15 @@ class Reverse:
 # ---------------------------------------------------------------- helpers
 
 
-def _dims(it: Internaliser, x: ir.SubExp) -> list[ir.SubExp]:
-    t = it.type_of(x)
-    assert isinstance(t, ir.ArrayT)
-    return [d if d is not None else it.bind1(ir.ArraySize(x.name, k), I64, "n")
-            for k, d in enumerate(t.shape)]
 
-
-def _count(it: Internaliser, dims: list[ir.SubExp]) -> ir.SubExp:
-    n: ir.SubExp = _i64(1)
-    for d in dims:
-        n = it.bind1(ir.BinOp("*", "i64", n, d), I64, "n")
-    return n
 
 
 def _flatten_array(it: Internaliser, a: ir.SubExp) -> tuple[ir.SubExp, list[ir.SubExp]]:
     """`a` as a one-dimensional array, and its dimensions."""
-    dims = _dims(it, a)
+    dims = array_dims(it, a)
     if len(dims) == 1:
         return a, dims
-    n = _count(it, dims)
+    n = element_count(it, dims)
     return it.bind1(ir.Reshape(a.name, (n,)), ir.ArrayT(_prim(it.type_of(a)), (n,)), "flat"), dims
 
 
@@ -841,10 +838,10 @@ def sum_leading(it: Internaliser, a: ir.SubExp, k: int) -> ir.SubExp:
 
     t = it.type_of(a)
     assert isinstance(t, ir.ArrayT)
-    dims = _dims(it, a)
-    n = _count(it, dims[:k])
+    dims = array_dims(it, a)
+    n = element_count(it, dims[:k])
     rest = dims[k:]
-    m = _count(it, rest)
+    m = element_count(it, rest)
     # [n][m]: summing the rows of the transposition is a segmented sum per column.
     mat = it.bind1(ir.Reshape(a.name, (n, m)), ir.ArrayT(t.elem, (n, m)), "adj")
     cols = it.bind1(ir.Rearrange(mat.name, (1, 0)), ir.ArrayT(t.elem, (m, n)), "adj")
@@ -867,8 +864,8 @@ def scatter_add(it: Internaliser, v: ir.VName, w: ir.SubExp, bins: ir.SubExp,
     """An array of `v`'s shape holding the sum of `values` at flat positions `bins`."""
     from futgen.core.builtins import binop_lambda, identity_lambda
 
-    dims = _dims(it, ir.Var(v))
-    n = _count(it, dims)
+    dims = array_dims(it, ir.Var(v))
+    n = element_count(it, dims)
     prim = _prim(it.type_of(ir.Var(v)))
     zeros = it.bind1(ir.Replicate((n,), _constant(0, prim)), ir.ArrayT(prim, (n,)), "adj")
     op = ir.HistOp((zeros.name,), (_constant(0, prim),), binop_lambda(it, "+", prim))
@@ -880,7 +877,7 @@ def scatter_add(it: Internaliser, v: ir.VName, w: ir.SubExp, bins: ir.SubExp,
 
 def _flat_index(it: Internaliser, v: ir.VName, idx: tuple[ir.SubExp, ...]) -> ir.SubExp:
     """Row-major position of `v[idx]`, or -1 (ignored by a histogram) out of bounds."""
-    dims = _dims(it, ir.Var(v))
+    dims = array_dims(it, ir.Var(v))
     flat: ir.SubExp = _i64(0)
     for i, d in zip(idx, dims):
         flat = it.bind1(ir.BinOp("+", "i64", it.bind1(ir.BinOp("*", "i64", flat, d), I64, "i"),
