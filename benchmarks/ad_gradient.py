@@ -26,7 +26,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,22 +34,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from gpu_baseline import gpu_time  # the same timing loop
+from gpu_baseline import build, gpu_time  # the same build and timing loop
 
 LOGISTIC = [(2**20, 64), (2**16, 1024), (2**12, 4096)]
 STENCIL = (2**20, 100)
-
-
-def build():
-    from futgen.codegen.package import build_package
-    from futgen.testing.compiled import import_package
-
-    out = Path(tempfile.mkdtemp(prefix="futgen-ad-"))
-    t0 = time.perf_counter()
-    pkg = build_package(HERE / "programs" / "gradient.fut", out / "bench_gradient",
-                        name="bench_gradient")
-    print(f"build: {time.perf_counter() - t0:.1f} s", flush=True)
-    return import_package(pkg)
 
 
 def relerr(got, want) -> float:
@@ -70,7 +57,7 @@ def main() -> None:
     from pycuda import gpuarray
 
     sync = drv.Context.synchronize
-    lib = build()
+    lib = build("gradient", Path(tempfile.mkdtemp(prefix="futgen-ad-")))
     inst = lib.BenchGradient(backend="cuda", device_results=True)
     rows = []
 
