@@ -319,6 +319,68 @@ def test_programs_through_the_cuda_package(tmp_path) -> None:
     _check_reverse(*_packages(tmp_path, "cuda"))
 
 
+# One case per rule of the return sweep: the gradient of `\\xs -> <body>`
+# by reverse mode (no forward-mode warning allowed) against forward mode.
+SWEEP_RULES = {
+    "map": "map (\\x -> x * x + f64.sin x) xs |> f64.sum",
+    "prod": "reduce (*) 1 xs",
+    "min": "reduce f64.min 1e9 xs",
+    "scan": "scan (+) 0 xs |> map (\\x -> x*x) |> f64.sum",
+    "gather": "map (\\i -> xs[(i + 1) % length xs] * xs[i]) (indices xs) |> f64.sum",
+    "loop": (
+        "(loop acc = copy xs for i < 3 do let acc[i % length xs] = acc[i % length xs] *"
+        " xs[(i + 1) % length xs] in map2 (\\a x -> if a > 0.5 then a * x else a - x) "
+        "acc xs) |> f64.sum"),
+    "loopupd": (
+        "(loop acc = copy xs for i < 3 do let acc[i % length xs] = acc[i % length xs] *"
+        " xs[(i + 1) % length xs] in acc) |> f64.sum"),
+    "loopmap": (
+        "(loop acc = copy xs for i < 3 do map2 (\\a x -> if a > 0.5 then a * x else a - "
+        "x) acc xs) |> f64.sum"),
+    "if": "map (\\x -> if x > 0.5 then x * x else x - 1) xs |> f64.sum",
+    "rep": "(transpose (replicate 2 xs) |> flatten |> map (\\x -> x * x) |> f64.sum)",
+    "concat": "(concat xs [f64.sum xs] |> map (\\x -> x * x) |> f64.sum)",
+    "hist": (
+        "hist (+) 0 3 (map (\\i -> i % 3) (indices xs)) (map (\\x -> x * x) xs) |> map "
+        "(\\h -> h * h) |> f64.sum"),
+    "rbi": (
+        "reduce_by_index (copy xs) (+) 0 (map (\\i -> (i * 2) % 7) (indices xs)) (map "
+        "f64.sin xs) |> map (\\h -> h * h) |> f64.sum"),
+    "scatter": (
+        "scatter (copy xs) [1, 3, 9] [xs[0] * xs[2], 3, xs[4]] |> map (\\h -> h * h * h)"
+        " |> f64.sum"),
+    "vecmax": (
+        "reduce (map2 f64.max) (replicate 2 (-1e9)) (map (\\x -> [x * x, f64.sin x]) xs)"
+        " |> map (\\v -> v * v) |> f64.sum"),
+    "vecmul": "reduce (map2 (*)) [1, 1] (map (\\x -> [x + 1, x * 2]) xs) |> f64.sum",
+    "histmax": (
+        "reduce_by_index (map (\\x -> x * 0.5) xs) f64.max (-1e9) (map (\\i -> (i * 3) % "
+        "4) (indices xs)) (map (\\x -> f64.sin x * 2) xs) |> map (\\h -> h * h) |> "
+        "f64.sum"),
+    "histmin": (
+        "hist f64.min 1e9 3 (map (\\i -> i % 3) (indices xs)) (map (\\x -> x * x) xs) |> "
+        "map (\\h -> h * h * h) |> f64.sum"),
+    "scanmul": "scan (*) 1 xs |> map (\\x -> x * x) |> f64.sum",
+    "scanmax": "scan f64.max (-1e9) (map f64.sin xs) |> map (\\x -> x * x * x) |> f64.sum",
+    "while": (
+        "(loop (acc, k) = (copy xs, 0) while k < 4 && f64.sum acc < 100 do (map (\\a -> "
+        "a * 1.5 + 0.1) acc, k + 1)).0 |> map (\\x -> x * x) |> f64.sum"),
+    "scalarloop": "(loop s = 0f64 for x in xs do s * 0.5 + x * x)",
+}
+
+
+@pytest.mark.parametrize("rule", sorted(SWEEP_RULES))
+def test_each_sweep_rule_against_forward_mode(rule: str, monkeypatch) -> None:
+    src = f"entry f (xs: []f64) = vjp (\\xs -> {SWEEP_RULES[rule]}) xs 1\n"
+    xs = np.random.default_rng(1).uniform(0.2, 0.9, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ad.ForwardModeVjp)
+        [reverse] = run(_core(src), "f", [xs])
+    monkeypatch.setattr(ad, "REVERSE_MODE", False)
+    [forward] = run(_core(src), "f", [xs])
+    np.testing.assert_allclose(reverse, forward, rtol=1e-10, atol=1e-12)
+
+
 # ------------------------------------------------------------ errors
 
 
