@@ -131,12 +131,18 @@ class Internaliser:
         # Reverse-mode differentiation: the copies its forward sweeps make of
         # arrays an update consumes -> those arrays, which keep their values.
         self.replay_sources: dict[ir.VName, ir.VName] = {}
+        self.custom_vjps = False  # whether `with_vjp` made ir.CustomVjp statements
 
     def run(self) -> ir.Program:
         for d in self.entries:
             self.function(d, {}, entry=True)
         funs = [self.functions[k] for k in self.order]
-        return ir.Program(tuple(f for f in funs if f is not None))
+        prog = ir.Program(tuple(f for f in funs if f is not None))
+        if self.custom_vjps:
+            from futgen.core.ad import strip_custom_vjps
+
+            prog = strip_custom_vjps(self, prog)
+        return prog
 
     # ------------------------------------------------------------ building
 

@@ -498,7 +498,21 @@ class Hist:
 
 SOAC = Screma | Scatter | Hist
 
-Exp = BasicOp | Apply | If | Loop | SOAC
+
+@dataclass(frozen=True, slots=True)
+class CustomVjp:
+    """`with_vjp f f' x`: `primal` applied to `args`, whose reverse-mode
+    adjoint is `adjoint` applied to (results, their adjoints).  It exists
+    only while internalising: `futgen.core.ad` differentiates it, and
+    `ad.strip_custom_vjps` leaves `primal`'s body in its place in the
+    program every later pass sees."""
+
+    primal: Lambda
+    adjoint: Lambda
+    args: tuple[SubExp, ...]
+
+
+Exp = BasicOp | Apply | If | Loop | SOAC | CustomVjp
 
 
 # --------------------------------------------------------------- program

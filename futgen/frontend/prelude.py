@@ -93,6 +93,7 @@ GENERIC: dict[str, str] = {
     "jmp2": "'a 'b [n] (f: a -> b) (x: a) (dxs: [n]a) : (b, [n]b)",
     "mjp": "'a 'b [n] (f: a -> b) (x: a) (ybars: [n]b) : [n]a",
     "mjp2": "'a 'b [n] (f: a -> b) (x: a) (ybars: [n]b) : (b, [n]a)",
+    "with_vjp": "'a 'b (f: a -> b) (df: b -> b -> a) (x: a) : b",
     "head": "[n] 't (x: [n]t) : t",
     "last": "[n] 't (x: [n]t) : t",
     "tail": "[n] 't (x: [n]t) : [n - 1]t",

@@ -381,6 +381,32 @@ def test_each_sweep_rule_against_forward_mode(rule: str, monkeypatch) -> None:
     np.testing.assert_allclose(reverse, forward, rtol=1e-10, atol=1e-12)
 
 
+def test_custom_derivatives() -> None:
+    # `with_vjp`: vjp uses the given adjoint, jvp and the value the function.
+    prog = _core("""
+def f (x: f64) = with_vjp (\\x -> x * 2) (\\c a -> a + f64.sqrt c) x
+entry value (x: f64) = f x
+entry reverse (x: f64) = vjp f x 1
+entry forward (x: f64) = jvp f x 1
+entry in_map (xs: []f64) = vjp (\\xs -> f64.sum (map f xs)) xs 1
+""")
+    assert run(prog, "value", [np.float64(2.5)]) == [np.float64(5.0)]
+    assert run(prog, "reverse", [np.float64(2.5)])[0] == pytest.approx(1 + np.sqrt(5.0))
+    assert run(prog, "forward", [np.float64(2.5)]) == [np.float64(2.0)]
+    xs = np.array([1.0, 2.0])
+    np.testing.assert_allclose(run(prog, "in_map", [xs])[0], 1 + np.sqrt(2 * xs))
+
+
+def test_custom_derivative_where_only_forward_mode_goes() -> None:
+    # Forward mode would lose the custom derivative: an error, not a wrong result.
+    with pytest.raises(UnsupportedFeature, match=r"t.fut:3:\d+: .*vjp through with_vjp.*"
+                       r"histograms by operators other than"):
+        _core("""
+def f (x: f64) = with_vjp (\\x -> x * 2) (\\_ a -> a * 3) x
+entry main (xs: []f64) = vjp (\\xs -> f64.sum (hist (*) 1 2 [0, 1] (map f xs))) xs 1
+""")
+
+
 # ------------------------------------------------------------ errors
 
 

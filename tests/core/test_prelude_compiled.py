@@ -101,7 +101,8 @@ entry segments (xs: []i32) =
   in (s, f, o, d, v, s', f', o', d')
 
 entry misc (x: i32) (y: f32) (z: f64) (xs: []i32) =
-  (assert (length xs > 0) xs, opaque x, trace x, not (x > 0), r32 x, t32 y, r64 x, t64 z)
+  (assert (length xs > 0) xs, opaque x, trace x, not (x > 0), r32 x, t32 y, r64 x, t64 z,
+   with_vjp (\\v -> v * 2 + 1) (\\_ a -> a) x)
 """
 
 # Every generic name, by the entry point that uses it.
@@ -121,6 +122,7 @@ USES = {
     **dict.fromkeys(["concat", "rotate", "reverse", "length", "null", "copy", "manifest",
                      "head", "last", "tail", "init", "take", "drop", "sized"], "pieces"),
     "split": "splits",
+    "with_vjp": "misc",
     **dict.fromkeys(["foldl", "foldr", "iterate", "iterate_while", "iterate_until", ">->",
                      "<-<", "flip", "curry", "uncurry", "const", "id"], "functional"),
     **dict.fromkeys(["flatmap", "flatmap'"], "segments"),

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import fields, replace
 
 from futgen.core import ir
 from futgen.core.ad.basis import _cotangent
 from futgen.core.ad.forward import Forward, Tangent
 from futgen.core.ad.reverse import NotReversible, reverse_vjp
 from futgen.core.internalise import Arg, Fn, Internaliser, V, _flatten
-from futgen.errors import Loc
+from futgen.errors import Loc, UnsupportedFeature
 from futgen.frontend import types as T
 
 # ---------------------------------------------------------------- built-ins
@@ -82,6 +83,10 @@ def cotangents(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], ybars: lis
         try:
             return reverse_vjp(it, lam, xs, ybars, loc)
         except NotReversible as why:
+            if _has_custom_vjp(it, lam):
+                raise UnsupportedFeature(
+                    f"vjp through with_vjp of a function reverse mode does not handle ({why})",
+                    loc) from None
             warnings.warn(f"{loc}: vjp runs by forward mode, one pass of the function per "
                           f"element of its argument: reverse mode does not handle {why} yet",
                           ForwardModeVjp, stacklevel=2)
@@ -89,6 +94,54 @@ def cotangents(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], ybars: lis
             it.types.clear()
             it.types.update(types)
     return [_cotangent(it, lam, xs, c, ybars, loc) for c in range(len(xs))]
+
+
+def _has_custom_vjp(it: Internaliser, node: object) -> bool:
+    """Whether IR `node`, or a function it calls, holds a `with_vjp`
+    statement (forward mode would lose its derivative)."""
+    if isinstance(node, ir.CustomVjp):
+        return True
+    if isinstance(node, ir.Apply):
+        return _has_custom_vjp(it, it.function_named(node.fn).body)
+    if isinstance(node, tuple):
+        return any(_has_custom_vjp(it, x) for x in node)
+    if isinstance(node, ir.Body | ir.Lambda | ir.Stm | ir.If | ir.Loop | ir.Screma | ir.Scatter
+                  | ir.Hist | ir.Scan | ir.Reduce | ir.HistOp):
+        return any(_has_custom_vjp(it, getattr(node, f.name)) for f in fields(node))
+    return False
+
+
+def strip_custom_vjps(it: Internaliser, prog: ir.Program) -> ir.Program:
+    """`prog` with every `with_vjp` statement replaced by its function's body
+    (what it means outside a `vjp`): no later pass sees `ir.CustomVjp`."""
+    def body(b: ir.Body) -> ir.Body:
+        stms: list[ir.Stm] = []
+        for s in b.stms:
+            e = strip(s.exp)
+            if not isinstance(e, ir.CustomVjp):
+                stms.append(ir.Stm(s.pat, e))
+                continue
+            saved, it.stms = it.stms, []
+            try:
+                res, _ = Forward(it, None).inline(e.primal, list(e.args), [None] * len(e.args))
+                inlined = it.stms
+            finally:
+                it.stms = saved
+            stms += body(ir.Body(tuple(inlined), ())).stms
+            stms += [ir.Stm((p,), ir.SubExpOp(r)) for p, r in zip(s.pat, res)]
+        return ir.Body(tuple(stms), b.result)
+
+    def strip(node: object) -> object:
+        if isinstance(node, ir.Body):
+            return body(node)
+        if isinstance(node, tuple):
+            return tuple(strip(x) for x in node)
+        if isinstance(node, ir.Lambda | ir.If | ir.Loop | ir.Screma | ir.Scatter | ir.Hist
+                      | ir.Scan | ir.Reduce | ir.HistOp):
+            return type(node)(*(strip(getattr(node, f.name)) for f in fields(node)))
+        return node
+
+    return ir.Program(tuple(replace(f, body=body(f.body)) for f in prog.functions))
 
 
 def _vjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
@@ -161,7 +214,25 @@ def _mjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
     return rule
 
 
+def _with_vjp(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
+    """`with_vjp f df x`: a `CustomVjp` statement, which `vjp` differentiates
+    by `df` and `strip_custom_vjps` turns into `f x` everywhere else."""
+    def impl(args: list[Arg], ret: T.Type) -> V:
+        from futgen.core.builtins import make_lambda
+
+        (f, _), (df, _), (x, xt) = args
+        primal = _lambda(it, f, x, xt, loc)
+        results = [it.scrub(t) for t in primal.ret]
+        adjoint = make_lambda(it, df, [ret, ret], results + results, loc)
+        outs = it.bind(ir.CustomVjp(primal, adjoint, tuple(_flatten(x))), results, "custom")
+        it.custom_vjps = True
+        return it.unflatten(ret, iter(outs))
+
+    return Fn(ty, 3, impl)
+
+
 RULES: dict[str, Callable[[Internaliser, T.Type, Loc], Fn]] = {
+    "with_vjp": _with_vjp,
     "jmp": _jmp(both=False),
     "jmp2": _jmp(both=True),
     "mjp": _mjp(both=False),

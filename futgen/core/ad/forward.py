@@ -208,7 +208,8 @@ class Forward:
     def stm(self, s: ir.Stm) -> None:
         e = s.exp
         compound = {ir.Apply: self.apply, ir.If: self.if_, ir.Loop: self.loop,
-                    ir.Screma: self.screma, ir.Scatter: self.scatter, ir.Hist: self.hist}
+                    ir.Screma: self.screma, ir.Scatter: self.scatter, ir.Hist: self.hist,
+                    ir.CustomVjp: self.custom_vjp}
         if type(e) in compound:
             compound[type(e)](s, e)
             return
@@ -314,8 +315,31 @@ class Forward:
 
     # ------------------------------------------------------------ calls and control
 
+    def custom_vjp(self, s: ir.Stm, e: ir.CustomVjp) -> None:
+        """`with_vjp`: forward mode differentiates the function itself; a
+        replay keeps the statement, for the return sweep to use its adjoint."""
+        args = [self.sub(a) for a in e.args]
+        if not self.replay:
+            res, dres = self.inline(e.primal, args, [self.dt(a) for a in e.args])
+            for p, r, d in zip(s.pat, res, dres):
+                self.env[p.name], self.tan[p.name] = r, d
+            return
+        copied = ir.CustomVjp(self.copy_lambda(e.primal), self.copy_lambda(e.adjoint), tuple(args))
+        outs = self.it.bind(copied, [self.rn(p.type) for p in s.pat], s.pat[0].name.base)
+        self.bind_results(s.pat, outs, [False] * len(outs))
+
+    def copy_lambda(self, lam: ir.Lambda) -> ir.Lambda:
+        """`lam` with fresh names (a program binds every name once)."""
+        params, built = self.lambda_body(lam, [False] * len(lam.params))
+        return ir.Lambda(tuple(params), ir.Body(tuple(built.stms), tuple(built.res)), lam.ret)
+
     def apply(self, s: ir.Stm, e: ir.Apply) -> None:
         callee = self.it.function_named(e.fn)
+        if all(self.dt(a) is None for a in e.args) and not self.replay:
+            # A core function has no free variables: no tangents in, none out.
+            outs = self.it.bind(self.rn(e), [self.rn(p.type) for p in s.pat], s.pat[0].name.base)
+            self.bind_results(s.pat, outs, [False] * len(outs))
+            return
         if self.replay:
             res, dres = self.inline(ir.Lambda(callee.params, callee.body, callee.ret),
                                     [self.sub(a) for a in e.args], [self.dt(a) for a in e.args])

@@ -27,6 +27,8 @@ their adjoint code rather than stored:
   the adjoint; rows reduced by `map2 op`, the same per column; `scan` with
   `+`: a reversed scan of the adjoints.
 
+* `with_vjp f df x`: the arguments' adjoints are `df` of the results and
+  their adjoints (the statement stays in the forward sweep for this);
 * histograms by `+` and `scatter`: the values' adjoints are gathered from
   the result's at their bins and positions (zero where ignored), and the
   function computing them is swept per row as a map's; histograms by `max`
@@ -146,13 +148,23 @@ class Reverse:
     def stm(self, s: ir.Stm) -> None:
         e = s.exp
         compound = {ir.If: self.if_, ir.Loop: self.loop, ir.Screma: self.screma,
-                    ir.Hist: self.hist, ir.Scatter: self.scatter}
+                    ir.Hist: self.hist, ir.Scatter: self.scatter,
+                    ir.CustomVjp: self.custom_vjp}
         if type(e) in compound:
             compound[type(e)](s, e)
         elif isinstance(e, ir.Apply):  # a replay inlines calls; never sweep past one
             raise NotReversible("calls")
         else:
             self.basic(e, ir.Var(s.pat[0].name), self.adj[s.pat[0].name])
+
+    def custom_vjp(self, s: ir.Stm, e: ir.CustomVjp) -> None:
+        """`with_vjp f df x`: the arguments' adjoints are `df results ybars`."""
+        results = [ir.Var(p.name) for p in s.pat]
+        ybars = [self.adj.get(p.name) or emit_zero(self.it, r) for p, r in zip(s.pat, results)]
+        adjs, _ = Forward(self.it, self.loc, replay=True).inline(
+            e.adjoint, results + ybars, [None] * (2 * len(results)))
+        for a, adj in zip(e.args, adjs):
+            self.add(a, adj)
 
     def basic(self, e: ir.Exp, y: ir.Var, ybar: ir.SubExp) -> None:
         match e:
