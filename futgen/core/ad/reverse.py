@@ -36,7 +36,7 @@ their adjoint code rather than stored:
   which alone gets the bin's adjoint.
 
 What the sweep does not handle (histograms by other operators than `+`,
-`max` and `min`, scans of tuples or arrays,
+`max` and `min`, scans of arrays or of tuples of mixed types,
 reductions of arrays by other than `map2 op`) raises `NotReversible`, and
 `vjp` uses forward mode instead (`futgen.core.ad.basis`).  Adjoints are
 values of the primal's type, integers included (as forward mode's
@@ -438,10 +438,12 @@ class Reverse:
     def scan_(self, op: ir.Scan, w: ir.SubExp, arrs: list[ir.VName], outs: list[ir.VName]
               ) -> None:
         b = ir.lambda_binop(op.lam)
-        if len(arrs) != 1 or not isinstance(ir.row(self.type_of(arrs[0])), ir.Prim):
-            raise NotReversible("a scan of tuples or arrays by an operator other than +")
         if b is None or b.op != "+":
-            self._general_scan(op, w, arrs[0], outs[0])
+            rows = [ir.row(self.type_of(a)) for a in arrs]
+            if not all(isinstance(r, ir.Prim) and r == rows[0] and r.name != "bool"
+                       for r in rows):
+                raise NotReversible("a scan of arrays, or of tuples of mixed types")
+            self._general_scan(op, w, arrs, outs)
             return
         ybar = self.adj[outs[0]]
         t = self.type_of(ybar)
@@ -454,54 +456,79 @@ class Reverse:
                                      identity_lambda(self.it, [ir.Prim(prim)])), t)
         self.add(arrs[0], _reverse(self.it, summed))
 
-    def _general_scan(self, op: ir.Scan, w: ir.SubExp, arr: ir.VName, out: ir.VName) -> None:
-        """A scan by any scalar operator: with a_i, b_i the partials of
-        `ys[i-1] op xs[i]`, the total adjoint of ys[i] is
-        S_i = ybar_i + a_(i+1) S_(i+1), a linear recurrence solved by a scan
-        from the right of affine maps, and xs[i]'s adjoint is b_i S_i."""
+    def _general_scan(self, op: ir.Scan, w: ir.SubExp, arrs: list[ir.VName],
+                      outs: list[ir.VName]) -> None:
+        """A scan by any operator on k scalars of one type (Futhark's rule):
+        with A_i, B_i the Jacobians of `ys[i-1] op xs[i]` in its operands,
+        the total adjoint of ys[i] is S_i = ybar_i + A_(i+1)^T S_(i+1), a
+        linear recurrence solved by a scan from the right of affine maps
+        (k x k matrices), and xs[i]'s adjoint is B_i^T S_i."""
         from futgen.core.builtins import identity_lambda
 
-        ybar, ys = self.adj[out], ir.Var(out)
-        prim = _prim(self.type_of(ybar))
+        k = len(arrs)
+        prim = _prim(self.type_of(arrs[0]))
         t = ir.Prim(prim)
+        ybars = [self.adj.get(o) or emit_zero(self.it, ir.Var(o)) for o in outs]
         idx = self.emit(ir.Iota(w, _i64(0), _i64(1)), ir.ArrayT("i64", (w,)))
+        column = ir.ArrayT(prim, (w,))
+        # Per element: A_i and B_i, row-major, k * k entries each.
         with self.it.nested() as stms:
-            i, x = ir.Param(self.it.fresh("i"), I64), ir.Param(self.it.fresh("x"), t)
-            for q in (i, x):
+            i = ir.Param(self.it.fresh("i"), I64)
+            xs = [ir.Param(self.it.fresh("x"), t) for _ in arrs]
+            for q in (i, *xs):
                 self.it.types[q.name] = q.type
-            prev = self.neighbour(ys, ir.Var(i.name), -1, op.nes[0])
-            partials = []
-            for seed in ([_constant(1, prim), None], [None, _constant(1, prim)]):
-                _, [d] = Forward(self.it, self.loc, replay=True).inline(
-                    op.lam, [prev, ir.Var(x.name)], seed)
-                partials.append(d if d is not None else _constant(0, prim))
-        lam = ir.Lambda((i, x), ir.Body(tuple(stms), tuple(partials)), (t, t))
-        pa, pb = self.it.bind(ir.Screma(w, (idx.name, arr), (), (), lam),
-                              [ir.ArrayT(prim, (w,))] * 2, "partial")
+            prev = [self.neighbour(ir.Var(o), ir.Var(i.name), -1, ne)
+                    for o, ne in zip(outs, op.nes)]
+            jacobians = []
+            for operand in (0, 1):  # columns c of A (seeds on ys[i-1]), then of B
+                cols = []
+                for c in range(k):
+                    seed: list[ir.SubExp | None] = [None] * (2 * k)
+                    seed[operand * k + c] = _constant(1, prim)
+                    _, d = Forward(self.it, self.loc, replay=True).inline(
+                        op.lam, prev + [ir.Var(x.name) for x in xs], seed)
+                    cols.append([v if v is not None else _constant(0, prim) for v in d])
+                jacobians += [cols[c][j] for j in range(k) for c in range(k)]
+        lam = ir.Lambda((i, *xs), ir.Body(tuple(stms), tuple(jacobians)), (t,) * (2 * k * k))
+        parts = self.it.bind(ir.Screma(w, (idx.name, *arrs), (), (), lam),
+                             [column] * (2 * k * k), "partial")
+        a_entries, b_entries = parts[:k * k], parts[k * k:]
+        # Element i of the scan (from the right) multiplies by A_(i+1)^T; the
+        # last by nothing (S beyond the end is 0).
         with self.it.nested() as stms:
             i = ir.Param(self.it.fresh("i"), I64)
             self.it.types[i.name] = I64
-            coef = self.neighbour(pa, ir.Var(i.name), 1, _constant(0, prim))
-        lam = ir.Lambda((i,), ir.Body(tuple(stms), (coef,)), (t,))
-        coefs = self.emit(ir.Screma(w, (idx.name,), (), (), lam), ir.ArrayT(prim, (w,)))
-        s = Scalar(lambda e, tt: self.it.bind1(e, tt, "s"), prim)
+            coefs = [self.neighbour(a_entries[c * k + j], ir.Var(i.name), 1, _constant(0, prim))
+                     for j in range(k) for c in range(k)]
+        lam = ir.Lambda((i,), ir.Body(tuple(stms), tuple(coefs)), (t,) * (k * k))
+        coef_arrays = self.it.bind(ir.Screma(w, (idx.name,), (), (), lam), [column] * (k * k),
+                                   "coef")
+        scan = ir.Scan(_affine_compose(self.it, k, prim),
+                       tuple([_constant(0, prim)] * k
+                             + [_constant(int(j == c), prim) for j in range(k) for c in range(k)]))
+        inputs = [_reverse(self.it, a) for a in ybars + coef_arrays]
+        totals = self.it.bind(ir.Screma(w, tuple(a.name for a in inputs), (scan,), (),
+                                        identity_lambda(self.it, [t] * (k + k * k))),
+                              [column] * (k + k * k), "adj")
+        big_s = [_reverse(self.it, x) for x in totals[:k]]
+        # xs[i]'s adjoint: B_i^T S_i.
         with self.it.nested() as stms:
-            big_b, big_a, b, a = (ir.Param(self.it.fresh(n), t) for n in ("B", "A", "b", "a"))
-            for q in (big_b, big_a, b, a):
+            bs = [ir.Param(self.it.fresh("b"), t) for _ in range(k * k)]
+            ss = [ir.Param(self.it.fresh("s"), t) for _ in range(k)]
+            for q in bs + ss:
                 self.it.types[q.name] = q.type
-            vb, va, vB, vA = (ir.Var(q.name) for q in (b, a, big_b, big_a))
-            composed = (s.add(vb, s.mul(va, vB)), s.mul(va, vA))
-        affine = ir.Lambda((big_b, big_a, b, a), ir.Body(tuple(stms), composed), (t, t))
-        scan = ir.Scan(affine, (_constant(0, prim), _constant(1, prim)))
-        total, _ = self.it.bind(
-            ir.Screma(w, (_reverse(self.it, ybar).name, _reverse(self.it, coefs).name), (scan,),
-                      (), identity_lambda(self.it, [t, t])),
-            [ir.ArrayT(prim, (w,))] * 2, "adj")
-        from futgen.core.builtins import binop_lambda
-
-        self.add(arr, self.emit(ir.Screma(w, (pb.name, _reverse(self.it, total).name), (), (),
-                                          binop_lambda(self.it, "*", prim)),
-                                ir.ArrayT(prim, (w,))))
+            sc = Scalar(self.emit, prim)
+            adjs = []
+            for c in range(k):
+                total: ir.SubExp = _constant(0, prim)
+                for j in range(k):
+                    total = sc.add(total, sc.mul(ir.Var(bs[j * k + c].name), ir.Var(ss[j].name)))
+                adjs.append(total)
+        lam = ir.Lambda(tuple(bs + ss), ir.Body(tuple(stms), tuple(adjs)), (t,) * k)
+        outs_adj = self.it.bind(ir.Screma(w, tuple(a.name for a in b_entries + big_s), (), (), lam),
+                                [column] * k, "adj")
+        for a, adj in zip(arrs, outs_adj):
+            self.add(a, adj)
 
     def neighbour(self, arr: ir.SubExp, i: ir.SubExp, step: int, edge: ir.SubExp) -> ir.SubExp:
         """`arr[i + step]`, or `edge` where that is outside `arr`."""
@@ -924,6 +951,36 @@ def _elementwise(lam: ir.Lambda) -> ir.Lambda | None:
             and all(isinstance(p.type, ir.Prim) for p in inner.map_lam.params)):
         return inner.map_lam
     return None
+
+
+def _affine_compose(it: Internaliser, k: int, prim: str) -> ir.Lambda:
+    """The composition of affine maps z -> b + A z (k-vectors, k x k
+    matrices row-major), later one second: (B, M) then (b, A) gives
+    (b + A B, A M).  Associative, as composition is."""
+    t = ir.Prim(prim)
+    acc = [ir.Param(it.fresh("acc"), t) for _ in range(k + k * k)]
+    new = [ir.Param(it.fresh("new"), t) for _ in range(k + k * k)]
+    stms: list[ir.Stm] = []
+    s = Scalar(lambda e, tt: _bind_into(it, stms, e, tt), prim)
+    big_b, big_m = [ir.Var(p.name) for p in acc[:k]], [ir.Var(p.name) for p in acc[k:]]
+    b, a = [ir.Var(p.name) for p in new[:k]], [ir.Var(p.name) for p in new[k:]]
+
+    def dot(row: int, vec: list[ir.SubExp], stride: int, offset: int) -> ir.SubExp:
+        total = s.mul(a[row * k], vec[offset])
+        for c in range(1, k):
+            total = s.add(total, s.mul(a[row * k + c], vec[c * stride + offset]))
+        return total
+
+    vector = [s.add(b[j], dot(j, big_b, 1, 0)) for j in range(k)]
+    matrix = [dot(j, big_m, k, c) for j in range(k) for c in range(k)]
+    return ir.Lambda(tuple(acc + new), ir.Body(tuple(stms), tuple(vector + matrix)),
+                     (t,) * (k + k * k))
+
+
+def _bind_into(it: Internaliser, stms: list[ir.Stm], e: ir.Exp, t: ir.Type) -> ir.SubExp:
+    p = ir.Param(it.fresh("x"), t)
+    stms.append(ir.Stm((p,), e))
+    return ir.Var(p.name)
 
 
 def _first_extremum(it: Internaliser, which: str, prim: str) -> ir.Lambda:
