@@ -216,7 +216,7 @@ entry main (xs: []f64) =
 
 
 # Everything here is within reverse mode: a map reading free arrays by
-# index, reductions by * and min, scans by + and by *, a
+# index, reductions by * and min, scans by +, by * and of pairs, a
 # loop carrying an array it
 # updates in place, branches, a call, a histogram, a scatter (one write out
 # of bounds), replicate, transpose, concat.
@@ -229,6 +229,8 @@ def g [n] (xs: [n]f64) : (f64, [n]f64) =
   let m = reduce f64.min 1e9 ys
   let zs = scan (+) 0 ys
   let zs = scan (*) 1 (map (\\z -> 1 + z * 0.1) zs)
+  let (zs, _) = unzip (scan (\\(a, b) (c, d) -> (a * d + c, b * d)) (0, 1)
+                            (zip zs (map (\\z -> 0.5 + z * 0.1) zs)))
   let gathered = map (\\i -> xs[(i + 1) % n] * zs[i]) (iota n)
   let ws = loop acc = copy gathered for i < 3 do
              let acc[i % n] = acc[i % n] * xs[(i + 1) % n]
