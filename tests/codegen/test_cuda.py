@@ -446,3 +446,31 @@ def test_loop_counter_is_kernel_local() -> None:
     passed = {a.value for launch in plan.launches for a in launch.args}
     assert "i_71" not in passed
     assert "for (int64_t i_71" in plan.source.replace("  ", " ")
+
+
+def test_scans_of_large_values_fit_shared_memory(tmp_path: Path) -> None:
+    # A scan of 24 f64s per element (horizontal fusion makes such values of
+    # several scans, reverse-mode AD of a tuple scan among them): fewer
+    # threads a block, so that ptxas accepts the kernel's static shared
+    # memory, which `-ptx` alone does not check.
+    program = tmp_path / "wide_scan.fut"
+    fields = ", ".join(f"x{k}" for k in range(24))
+    others = ", ".join(f"y{k}" for k in range(24))
+    sums = ", ".join(f"x{k} + y{k}" for k in range(24))
+    program.write_text(
+        f"entry main (xs: []f64) =\n"
+        f"  let ys = scan (\\({fields}) ({others}) -> ({sums}))\n"
+        f"                ({', '.join(['0f64'] * 24)})\n"
+        f"                (map (\\x -> ({', '.join(['x'] * 24)})) xs)\n"
+        f"  in map (\\({fields}) -> {' + '.join(f'x{k}' for k in range(24))}) ys\n")
+    plans = [p for ps in _plans(program).values() for p in ps]
+    scans = [launch for p in plans for launch in p.launches
+             if launch.kernel.startswith("scan") and not launch.kernel.endswith("_init")]
+    assert scans and all(launch.block == 128 for launch in scans), scans
+    source = render_kernels_file(plans)
+    nvcc_check(source, tmp_path)
+    nvcc = shutil.which("nvcc")
+    proc = subprocess.run([nvcc, "-cubin", "-arch=sm_90", str(tmp_path / "kernels.cu"),
+                           "-o", str(tmp_path / "kernels.cubin")], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr

@@ -62,23 +62,29 @@ def compile_segscan(sc: SegCompile, op: SegScan) -> KernelPlan:
     return sc.plan([("array", t.name) for t in outs + mapouts])
 
 
-def _items(red: list[str], flagged: bool) -> int:
-    """Elements per thread per tile: SCAN_ITEMS, halved until a tile of values
-    (their components, and a flag padded to the largest one) fits TILE_BYTES."""
+def _tile(red: list[str], flagged: bool) -> tuple[int, int]:
+    """Threads per block and elements per thread of a tile: BLOCK and
+    SCAN_ITEMS, the elements halved until a tile of values (their components,
+    and a flag padded to the largest one) fits TILE_BYTES, then the threads:
+    a value too large for that even one a thread (a fused scan of dozens of
+    components) would overflow the 48 KiB of static shared memory a kernel
+    may have, as CUB's BlockScan keeps about one value a thread as well."""
     sizes = [np.dtype(DTYPES[t]).itemsize for t in red]
     value_bytes = sum(sizes) + (max(sizes) if flagged else 0)
-    items = SCAN_ITEMS
-    while items > 1 and BLOCK * items * value_bytes > TILE_BYTES:
+    block, items = BLOCK, SCAN_ITEMS
+    while items > 1 and block * items * value_bytes > TILE_BYTES:
         items //= 2
-    return items
+    while block > 32 and block * items * value_bytes > TILE_BYTES:
+        block //= 2
+    return block, items
 
 
 def _single_pass(sc: SegCompile, op: SegScan, red: list[str], outs: list[Temp],
                  mapouts: list[Temp], when: str | None = None) -> None:
     n = sc.host_product(op.space.dims)
     segmented = len(op.space.dims) > 1
-    items = _items(red, segmented)
-    tiles = f"max(1, -(-({n}) // {BLOCK * items}))"
+    block, items = _tile(red, segmented)
+    tiles = f"max(1, -(-({n}) // {block * items}))"
     # CUB's tile state (ScanTileState::AllocationSize, which only device code
     # can call here): per tile a status word and two values, 32 tiles of
     # padding, three 256-byte alignments; 8 bytes per component (and per
@@ -98,7 +104,7 @@ def _single_pass(sc: SegCompile, op: SegScan, red: list[str], outs: list[Temp],
     slots = operator_slots(sc, low, op, red, mapouts, depth=3, flagged=segmented)
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
     source = render_skeleton(
-        "scan", name=name, **{**slots, "items": items}, n=" * ".join(dims),
+        "scan", name=name, **{**slots, "items": items, "block": block}, n=" * ".join(dims),
         m=dims[-1] if segmented else None,
         counter=pointer(low, counter), outs=[pointer(low, t) for t in outs],
         element=slots["element_full"], init_params=kernel_params(init),
@@ -107,5 +113,5 @@ def _single_pass(sc: SegCompile, op: SegScan, red: list[str], outs: list[Temp],
         tiles=low.add_param("tiles", "int64_t", False, tiles), params=kernel_params(low))
     # Both kernels are in `source`; the first launch resets the tile state.
     sc.add_kernel(f"{name}_init", source, init, f"{tiles} + 32", when=when)
-    sc.add_kernel(name, "", low, f"min({tiles}, b.max_grid({BLOCK}) // 8) * {BLOCK}",
-                  when=when)
+    sc.add_kernel(name, "", low, f"min({tiles}, b.max_grid({block}) // 8) * {block}",
+                  block=block, when=when)
