@@ -370,10 +370,6 @@ SWEEP_RULES = {
     "scanpair": (
         "scan (\\(a, b) (c, d) -> (a * d + c, b * d)) (0, 1) (zip xs (map (\\x -> x * 0.5 + "
         "0.6) xs)) |> unzip |> (\\(p, q) -> f64.sum (map2 (*) p q))"),
-    "scan2x2": (
-        "scan (\\(a, b, c, d) (e, f, g, h) -> (a*e + b*g, a*f + b*h, c*e + d*g, c*f + d*h)) "
-        "(1, 0, 0, 1) (map (\\x -> (x, 0.5, 0.25, x * x)) xs) |> unzip4 |> (\\(p, q, r, s) "
-        "-> f64.sum (map4 (\\a b c d -> a + 2 * b + 3 * c + 4 * d) p q r s))"),
     "scalarloop": "(loop s = 0f64 for x in xs do s * 0.5 + x * x)",
 }
 

@@ -36,8 +36,9 @@ their adjoint code rather than stored:
   which alone gets the bin's adjoint.
 
 What the sweep does not handle (histograms by other operators than `+`,
-`max` and `min`, scans of arrays or of tuples of mixed types,
-reductions of arrays by other than `map2 op`) raises `NotReversible`, and
+`max` and `min`, scans of arrays, of tuples of mixed types or of more than
+MAX_SCAN_TUPLE values, reductions of arrays by other than `map2 op`)
+raises `NotReversible`, and
 `vjp` uses forward mode instead (`futgen.core.ad.basis`).  Adjoints are
 values of the primal's type, integers included (as forward mode's
 tangents); bools have none.
@@ -67,6 +68,12 @@ from futgen.core.ad.forward import (
 from futgen.core.internalise import Internaliser, _constant
 from futgen.errors import Loc, UnsupportedFeature
 from futgen.frontend import types as T
+
+# The largest tuples whose scans reverse mode takes: the adjoints' scan has
+# k + k * k components, and one of 4-tuples (20) made a kernel file of 9.5 MB
+# once flattening had versioned it (Futhark's tests/ad/scan9; 0.5 MB with
+# forward mode), too much for nvcc in a test's time.
+MAX_SCAN_TUPLE = 2
 
 
 class NotReversible(Exception):
@@ -443,6 +450,8 @@ class Reverse:
             if not all(isinstance(r, ir.Prim) and r == rows[0] and r.name != "bool"
                        for r in rows):
                 raise NotReversible("a scan of arrays, or of tuples of mixed types")
+            if len(arrs) > MAX_SCAN_TUPLE:
+                raise NotReversible(f"a scan of tuples of more than {MAX_SCAN_TUPLE} values")
             self._general_scan(op, w, arrs, outs)
             return
         ybar = self.adj[outs[0]]
