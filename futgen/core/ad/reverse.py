@@ -260,6 +260,10 @@ class Reverse:
 
     # ------------------------------------------------------------ nested bodies
 
+    def copy_lambda(self, lam: ir.Lambda) -> ir.Lambda:
+        """`lam` with fresh names (a program binds every name once)."""
+        return Forward(self.it, self.loc, replay=True).copy_lambda(lam)
+
     def replay(self, body: ir.Body, env: dict[ir.VName, ir.SubExp]
                ) -> tuple[list[ir.Stm], list[ir.SubExp]]:
         """Emits a copy of `body` with the names in `env` replaced: its
@@ -597,9 +601,9 @@ class Reverse:
         k = len(arrs)
         rows = [ir.row(self.type_of(a)) for a in arrs]
         flipped = ir.Lambda(lam.params[k:] + lam.params[:k], lam.body, lam.ret)
-        ls = self._exclusive(_copy_lambda(self.it, lam), nes, w,
+        ls = self._exclusive(self.copy_lambda(lam), nes, w,
                              [ir.Var(a) for a in arrs], rows, from_right=False)
-        rs = self._exclusive(_copy_lambda(self.it, flipped), nes, w,
+        rs = self._exclusive(self.copy_lambda(flipped), nes, w,
                              [_reverse(self.it, ir.Var(a)) for a in arrs], rows,
                              from_right=True)
         with self.it.nested() as stms:
@@ -703,7 +707,7 @@ class Reverse:
         dest = self.it.replay_sources[op.dests[0]]  # the copy holds the result now
         t = ir.Prim(prim)
         bins, values = self.it.bind(
-            ir.Screma(w, e.arrs, (), (), _copy_lambda(self.it, e.lam)),
+            ir.Screma(w, e.arrs, (), (), self.copy_lambda(e.lam)),
             [ir.ArrayT("i64", (w,)), ir.ArrayT(prim, (w,))], "hist")
         rows = self.emit(ir.Iota(w, _i64(0), _i64(1)), ir.ArrayT("i64", (w,)))
         m = self.it.width(ir.Var(dest))
@@ -1000,9 +1004,7 @@ def _first_extremum(it: Internaliser, which: str, prim: str) -> ir.Lambda:
     stms: list[ir.Stm] = []
 
     def let(e: ir.Exp, t: str) -> ir.SubExp:
-        p = ir.Param(it.fresh("x"), ir.Prim(t))
-        stms.append(ir.Stm((p,), e))
-        return ir.Var(p.name)
+        return _bind_into(it, stms, e, ir.Prim(t))
 
     x1, x2, y1, y2 = (ir.Var(p.name) for p in (v1, v2, r1, r2))
     better = let(ir.CmpOp(">" if which == "max" else "<", prim, x2, x1), "bool")
@@ -1013,12 +1015,3 @@ def _first_extremum(it: Internaliser, which: str, prim: str) -> ir.Lambda:
     row = let(ir.If(take, ir.Body((), (y2,)), ir.Body((), (y1,)), (ir.Prim("i64"),)), "i64")
     return ir.Lambda((v1, r1, v2, r2), ir.Body(tuple(stms), (value, row)),
                      (ir.Prim(prim), ir.Prim("i64")))
-
-
-def _copy_lambda(it: Internaliser, lam: ir.Lambda) -> ir.Lambda:
-    """`lam` with fresh names (a program binds every name once)."""
-    fw = Forward(it, None, replay=True)
-    with it.nested() as stms:
-        params, _ = fw.fresh_params(lam.params)
-        res, _ = fw.body(lam.body)
-    return ir.Lambda(tuple(params), ir.Body(tuple(stms), tuple(res)), lam.ret)
