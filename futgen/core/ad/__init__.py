@@ -30,7 +30,7 @@ from dataclasses import fields, replace
 
 from futgen.core import ir
 from futgen.core.ad.basis import _cotangent
-from futgen.core.ad.forward import Forward, Tangent
+from futgen.core.ad.forward import Forward, Tangent, map_rows
 from futgen.core.ad.reverse import NotReversible, reverse_vjp
 from futgen.core.internalise import Arg, Fn, Internaliser, V, _flatten
 from futgen.errors import Loc, UnsupportedFeature
@@ -161,22 +161,6 @@ def _vjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
 
     return rule
 
-def _over_rows(it: Internaliser, arrays: list[ir.SubExp],
-               body: Callable[[list[ir.SubExp]], list[ir.SubExp]]) -> list[ir.SubExp]:
-    """`map` of `body` over the rows of `arrays` (the seeds of `jmp`, `mjp`)."""
-    w = it.width(arrays[0])
-    with it.nested() as stms:
-        rows = [ir.Param(it.fresh("seed"), ir.row(it.type_of(a))) for a in arrays]
-        for r in rows:
-            it.types[r.name] = r.type
-        out = body([ir.Var(r.name) for r in rows])
-        inner = [it.type_of(o) for o in out]
-    types = [it.scrub(t) for t in inner]  # sizes named inside the lambda are unknown outside
-    lam = ir.Lambda(tuple(rows), ir.Body(tuple(stms), tuple(out)), tuple(types))
-    return it.bind(ir.Screma(w, tuple(a.name for a in arrays), (), (), lam),
-                   [ir.array_of(t, (w,)) for t in types], "seeded")
-
-
 def _jmp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
     """`jmp f x dxs`: `jvp f x` of every seed in `dxs` (`jmp2`: `f x` too)."""
     def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
@@ -188,7 +172,7 @@ def _jmp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
                 fw = Forward(it, loc)
                 return _tangent_values(fw, *fw.inline(lam, xs, list(row)))
 
-            out = _over_rows(it, _flatten(seeds), jvp)
+            out = map_rows(it, _flatten(seeds), jvp, "seeded")
             if both:
                 out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
             return it.unflatten(ret, iter(out))
@@ -204,7 +188,8 @@ def _mjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
         def impl(args: list[Arg], ret: T.Type) -> V:
             (f, _), (x, xt), (seeds, _) = args
             lam, xs = _lambda(it, f, x, xt, loc), _flatten(x)
-            out = _over_rows(it, _flatten(seeds), lambda row: cotangents(it, lam, xs, row, loc))
+            out = map_rows(it, _flatten(seeds), lambda row: cotangents(it, lam, xs, row, loc),
+                           "seeded")
             if both:
                 out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
             return it.unflatten(ret, iter(out))

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from futgen.core import ir
 from futgen.core.ad.forward import (
-    I64,
     Forward,
     Tangent,
     _prim,
     array_dims,
     element_count,
+    indices,
+    map_rows,
 )
 from futgen.core.internalise import Internaliser, _constant
 from futgen.errors import Loc
@@ -27,22 +28,18 @@ def _cotangent(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], c: int,
         return _seeded_dot(it, lam, xs, c, _constant(1, t.name), ybars, t.name, loc)
     dims = array_dims(it, x)
     n = element_count(it, dims)
-    idx = it.bind1(ir.Iota(n, ir.Constant(0, "i64"), ir.Constant(1, "i64")),
-                   ir.ArrayT("i64", (n,)), "iota")
     flat = ir.ArrayT(t.elem, (n,))
-    with it.nested() as stms:
-        i = ir.Param(it.fresh("i"), I64)
-        it.types[i.name] = I64
+
+    def element(i: list[ir.SubExp]) -> list[ir.SubExp]:
         zeros = it.bind1(ir.Replicate((n,), _constant(0, t.elem)), flat, "zeros")
-        seed = it.bind1(ir.Update(zeros.name, (ir.DimFix(ir.Var(i.name)),),
-                                  _constant(1, t.elem)), flat, "seed")
+        seed = it.bind1(ir.Update(zeros.name, (ir.DimFix(i[0]),), _constant(1, t.elem)), flat,
+                        "seed")
         if len(dims) > 1:
             seed = it.bind1(ir.Reshape(seed.name, tuple(dims)), ir.ArrayT(t.elem, tuple(dims)),
                             "seed")
-        dot = _seeded_dot(it, lam, xs, c, seed, ybars, t.elem, loc)
-        body = ir.Body(tuple(stms), (dot,))
-    grads = it.bind1(ir.Screma(n, (idx.name,), (), (), ir.Lambda((i,), body, (ir.Prim(t.elem),))),
-                     flat, "xbar")
+        return [_seeded_dot(it, lam, xs, c, seed, ybars, t.elem, loc)]
+
+    [grads] = map_rows(it, [indices(it, n)], element, "xbar")
     if len(dims) == 1:
         return grads
     return it.bind1(ir.Reshape(grads.name, tuple(dims)), ir.ArrayT(t.elem, tuple(dims)), "xbar")

@@ -62,6 +62,30 @@ def element_count(it: Internaliser, dims: list[ir.SubExp]) -> ir.SubExp:
     return n
 
 
+def indices(it: Internaliser, w: ir.SubExp) -> ir.SubExp:
+    """`iota w`, emitted here."""
+    return it.bind1(ir.Iota(w, ir.Constant(0, "i64"), ir.Constant(1, "i64")),
+                    ir.ArrayT("i64", (w,)), "iota")
+
+
+def map_rows(it: Internaliser, arrays: list[ir.SubExp],
+             body: Callable[[list[ir.SubExp]], list[ir.SubExp]], base: str = "map"
+             ) -> list[ir.SubExp]:
+    """`map` of `body` over the rows of `arrays`, emitted here: `body`
+    builds the function's statements from the rows and returns its results."""
+    w = it.width(arrays[0])
+    with it.nested() as stms:
+        rows = [ir.Param(it.fresh("row"), ir.row(it.type_of(a))) for a in arrays]
+        for r in rows:
+            it.types[r.name] = r.type
+        out = body([ir.Var(r.name) for r in rows])
+        inner = [it.type_of(o) for o in out]
+    types = [it.scrub(t) for t in inner]  # sizes named inside the function are unknown outside
+    lam = ir.Lambda(tuple(rows), ir.Body(tuple(stms), tuple(out)), tuple(types))
+    return it.bind(ir.Screma(w, tuple(a.name for a in arrays), (), (), lam),
+                   [ir.array_of(t, (w,)) for t in types], base)
+
+
 def emit_zero(it: Internaliser, like: ir.SubExp) -> ir.SubExp:
     """A zero of the type of `like`, made in the body being built."""
     stms, z = zero_stms(it, like, it.type_of(like))
@@ -427,6 +451,21 @@ class Forward:
         return ir.Lambda(tuple(acc + dacc + elem + delem), self.finish(built, want),
                          tuple(ret)), want
 
+    def laid_out(self, params: list[ir.Param], built: Built, layout: list[tuple[int, bool]],
+                 lam: ir.Lambda) -> ir.Lambda:
+        """The copy of SOAC function `lam` returning what `layout` lists:
+        (result position, whether it is that result's tangent); zeros are
+        made for the tangents it lists that the body has none of."""
+        want = [False] * len(built.res)
+        for j, tangent in layout:
+            want[j] = want[j] or tangent
+        stms, dres = self.complete(built, want)
+        ret = [self.rn(t) for t in lam.ret]
+        return ir.Lambda(tuple(params),
+                         ir.Body(tuple(stms), tuple(dres[j] if tangent else built.res[j]
+                                                    for j, tangent in layout)),
+                         tuple(ret[j] for j, _ in layout))
+
     def neutral(self, nes: tuple[ir.SubExp, ...], want: list[bool]) -> tuple[ir.SubExp, ...]:
         new = [self.sub(n) for n in nes]
         return tuple(new + [self.zero_like(n) for n, w in zip(new, want) if w])
@@ -455,14 +494,7 @@ class Forward:
         map_want = [built.dres[j] is not None for j in mapped]
         layout += [(j, False) for j in mapped]
         layout += [(j, True) for j, w in zip(mapped, map_want) if w]
-        want_res = [False] * len(built.res)
-        for j, tangent in layout:
-            want_res[j] = want_res[j] or tangent
-        stms, dres = self.complete(built, want_res)
-        result = tuple(dres[j] if tangent else built.res[j] for j, tangent in layout)
-        lam_ret = [self.rn(t) for t in e.map_lam.ret]
-        lam = ir.Lambda(tuple(params), ir.Body(tuple(stms), result),
-                        tuple(lam_ret[j] for j, _ in layout))
+        lam = self.laid_out(params, built, layout, e.map_lam)
         types = [self.rn(s.pat[j].type) for j, _ in layout]
         outs = self.it.bind(ir.Screma(self.sub(e.w), tuple(arrs), tuple(scans), tuple(reds), lam),
                             types, s.pat[0].name.base)
@@ -518,15 +550,7 @@ class Forward:
             out_layout += [(out + j, False) for j in range(k)]
             out_layout += [(out + j, True) for j in range(k) if want[j]]
             start, out = start + k, out + k
-        want_res = [False] * len(built.res)
-        for j, tangent in layout:
-            want_res[j] = want_res[j] or tangent
-        stms, dres = self.complete(built, want_res)
-        lam_ret = [self.rn(t) for t in e.lam.ret]
-        lam = ir.Lambda(tuple(params),
-                        ir.Body(tuple(stms), tuple(dres[j] if t else built.res[j]
-                                                   for j, t in layout)),
-                        tuple(lam_ret[j] for j, _ in layout))
+        lam = self.laid_out(params, built, layout, e.lam)
         types = [self.rn(s.pat[j].type) for j, _ in out_layout]
         outs = self.it.bind(ir.Hist(self.sub(e.w), tuple(arrs), tuple(ops), lam), types,
                             s.pat[0].name.base)

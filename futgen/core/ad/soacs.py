@@ -25,6 +25,8 @@ from futgen.core.ad.forward import (
     _prim,
     array_dims,
     emit_zero,
+    indices,
+    map_rows,
 )
 from futgen.core.internalise import Internaliser, _constant
 
@@ -94,78 +96,57 @@ class SoacRules:
         prim = _prim(self.type_of(arrs[0]))
         t = ir.Prim(prim)
         ybars = [self.adj.get(o) or emit_zero(self.it, ir.Var(o)) for o in outs]
-        idx = self.emit(ir.Iota(w, _i64(0), _i64(1)), ir.ArrayT("i64", (w,)))
-        column = ir.ArrayT(prim, (w,))
-        # Per element: A_i and B_i, row-major, k * k entries each.
-        with self.it.nested() as stms:
-            i = ir.Param(self.it.fresh("i"), I64)
-            xs = [ir.Param(self.it.fresh("x"), t) for _ in arrs]
-            for q in (i, *xs):
-                self.it.types[q.name] = q.type
-            prev = [self.neighbour(ir.Var(o), ir.Var(i.name), -1, ne)
-                    for o, ne in zip(outs, op.nes)]
-            jacobians = []
+        idx = indices(self.it, w)
+
+        def jacobians(row: list[ir.SubExp]) -> list[ir.SubExp]:
+            """A_i and B_i, row-major, k * k entries each."""
+            i, xs = row[0], row[1:]
+            prev = [self.neighbour(ir.Var(o), i, -1, ne) for o, ne in zip(outs, op.nes)]
+            entries = []
             for operand in (0, 1):  # columns c of A (seeds on ys[i-1]), then of B
                 cols = []
                 for c in range(k):
                     seed: list[ir.SubExp | None] = [None] * (2 * k)
                     seed[operand * k + c] = _constant(1, prim)
-                    _, d = Forward(self.it, self.loc, replay=True).inline(
-                        op.lam, prev + [ir.Var(x.name) for x in xs], seed)
+                    _, d = Forward(self.it, self.loc, replay=True).inline(op.lam, prev + xs, seed)
                     cols.append([v if v is not None else _constant(0, prim) for v in d])
-                jacobians += [cols[c][j] for j in range(k) for c in range(k)]
-        lam = ir.Lambda((i, *xs), ir.Body(tuple(stms), tuple(jacobians)), (t,) * (2 * k * k))
-        parts = self.it.bind(ir.Screma(w, (idx.name, *arrs), (), (), lam),
-                             [column] * (2 * k * k), "partial")
+                entries += [cols[c][j] for j in range(k) for c in range(k)]
+            return entries
+
+        parts = map_rows(self.it, [idx, *map(ir.Var, arrs)], jacobians, "partial")
         a_entries, b_entries = parts[:k * k], parts[k * k:]
         # Element i of the scan (from the right) multiplies by A_(i+1)^T; the
         # last by nothing (S beyond the end is 0).
-        with self.it.nested() as stms:
-            i = ir.Param(self.it.fresh("i"), I64)
-            self.it.types[i.name] = I64
-            coefs = [self.neighbour(a_entries[c * k + j], ir.Var(i.name), 1, _constant(0, prim))
-                     for j in range(k) for c in range(k)]
-        lam = ir.Lambda((i,), ir.Body(tuple(stms), tuple(coefs)), (t,) * (k * k))
-        coef_arrays = self.it.bind(ir.Screma(w, (idx.name,), (), (), lam), [column] * (k * k),
-                                   "coef")
+        coef_arrays = map_rows(self.it, [idx], lambda i: [
+            self.neighbour(a_entries[c * k + j], i[0], 1, _constant(0, prim))
+            for j in range(k) for c in range(k)], "coef")
         scan = ir.Scan(_affine_compose(self.it, k, prim),
                        tuple([_constant(0, prim)] * k
                              + [_constant(int(j == c), prim) for j in range(k) for c in range(k)]))
         inputs = [_reverse(self.it, a) for a in ybars + coef_arrays]
         totals = self.it.bind(ir.Screma(w, tuple(a.name for a in inputs), (scan,), (),
                                         identity_lambda(self.it, [t] * (k + k * k))),
-                              [column] * (k + k * k), "adj")
+                              [ir.ArrayT(prim, (w,))] * (k + k * k), "adj")
         big_s = [_reverse(self.it, x) for x in totals[:k]]
-        # xs[i]'s adjoint: B_i^T S_i.
-        with self.it.nested() as stms:
-            bs = [ir.Param(self.it.fresh("b"), t) for _ in range(k * k)]
-            ss = [ir.Param(self.it.fresh("s"), t) for _ in range(k)]
-            for q in bs + ss:
-                self.it.types[q.name] = q.type
-            sc = Scalar(self.emit, prim)
+        sc = Scalar(self.emit, prim)
+
+        def transposed_product(row: list[ir.SubExp]) -> list[ir.SubExp]:
+            """xs[i]'s adjoint: B_i^T S_i."""
+            b, s_i = row[:k * k], row[k * k:]
             adjs = []
             for c in range(k):
                 total: ir.SubExp = _constant(0, prim)
                 for j in range(k):
-                    total = sc.add(total, sc.mul(ir.Var(bs[j * k + c].name), ir.Var(ss[j].name)))
+                    total = sc.add(total, sc.mul(b[j * k + c], s_i[j]))
                 adjs.append(total)
-        lam = ir.Lambda(tuple(bs + ss), ir.Body(tuple(stms), tuple(adjs)), (t,) * k)
-        outs_adj = self.it.bind(ir.Screma(w, tuple(a.name for a in b_entries + big_s), (), (), lam),
-                                [column] * k, "adj")
-        for a, adj in zip(arrs, outs_adj):
+            return adjs
+
+        for a, adj in zip(arrs, map_rows(self.it, b_entries + big_s, transposed_product, "adj")):
             self.add(a, adj)
 
     def neighbour(self, arr: ir.SubExp, i: ir.SubExp, step: int, edge: ir.SubExp) -> ir.SubExp:
         """`arr[i + step]`, or `edge` where that is outside `arr`."""
-        t = ir.row(self.type_of(arr))
-        j = self.emit(ir.BinOp("+", "i64", i, _i64(step)), I64)
-        low = self.emit(ir.CmpOp("<=", "i64", _i64(0), j), ir.Prim("bool"))
-        high = self.emit(ir.CmpOp("<", "i64", j, self.it.width(arr)), ir.Prim("bool"))
-        inside = self.emit(ir.BinOp("&&", "bool", low, high), ir.Prim("bool"))
-        with self.it.nested() as stms:
-            got = self.emit(ir.Index(arr.name, (ir.DimFix(j),)), t)
-        return self.emit(ir.If(inside, ir.Body(tuple(stms), (got,)), ir.Body((), (edge,)), (t,)),
-                         t)
+        return self.gather(arr, [self.emit(ir.BinOp("+", "i64", i, _i64(step)), I64)], edge)
 
     def reduce_(self, op: ir.Reduce, w: ir.SubExp, arrs: list[ir.VName],
                 outs: list[ir.VName]) -> None:
@@ -190,19 +171,10 @@ class SoacRules:
         t = self.type_of(arr)
         m = array_dims(self.it, ir.Var(arr))[1]
         cols = self.emit(ir.Rearrange(arr, (1, 0)), ir.ArrayT(t.elem, (m, w)))
-        with self.it.nested() as stms:
-            col = ir.Param(self.it.fresh("col"), ir.ArrayT(t.elem, (w,)))
-            c_ne, c_ybar = (ir.Param(self.it.fresh(b), ir.Prim(t.elem)) for b in ("ne", "adj"))
-            for p in (col, c_ne, c_ybar):
-                self.it.types[p.name] = p.type
-            [adj] = self._reduce_adjoints(scalar, (ir.Var(c_ne.name),), w, [col.name],
-                                          [ir.Var(c_ybar.name)])
-        lam = ir.Lambda((col, c_ne, c_ybar), ir.Body(tuple(stms), (adj,)),
-                        (ir.ArrayT(t.elem, (w,)),))
         nes = ne if isinstance(ne, ir.Var) else \
             self.emit(ir.Replicate((m,), ne), ir.ArrayT(t.elem, (m,)))
-        adjs = self.emit(ir.Screma(m, (cols.name, nes.name, ybar.name), (), (), lam),
-                         ir.ArrayT(t.elem, (m, w)))
+        [adjs] = map_rows(self.it, [cols, nes, ybar], lambda row: self._reduce_adjoints(
+            scalar, (row[1],), w, [row[0].name], [row[2]]), "adj")
         self.add(arr, self.emit(ir.Rearrange(adjs.name, (1, 0)), ir.ArrayT(t.elem, (w, m))))
 
     def _reduce_adjoints(self, lam: ir.Lambda, nes: tuple[ir.SubExp, ...], w: ir.SubExp,
@@ -218,12 +190,8 @@ class SoacRules:
         rs = self._exclusive(self.copy_lambda(flipped), nes, w,
                              [_reverse(self.it, ir.Var(a)) for a in arrs], rows,
                              from_right=True)
-        with self.it.nested() as stms:
-            ps = [ir.Param(self.it.fresh(base), t) for base in ("l", "x", "r") for t in rows]
-            for p in ps:
-                self.it.types[p.name] = p.type
-            lv, xv, rv = (
-                [ir.Var(p.name) for p in ps[m * k:(m + 1) * k]] for m in range(3))
+        def element(row: list[ir.SubExp]) -> list[ir.SubExp]:
+            lv, xv, rv = row[:k], row[k:2 * k], row[2 * k:]
             adjs = []
             for c in range(k):
                 fw = Forward(self.it, self.loc, replay=True)
@@ -241,10 +209,9 @@ class SoacRules:
                                 self.emit, _prim(t)).mul(d, yb)), rows[c])
                         total = s.add(total, term)
                 adjs.append(total)
-        lam_adj = ir.Lambda(tuple(ps), ir.Body(tuple(stms), tuple(adjs)), tuple(rows))
-        inputs = tuple(v.name for v in ls) + tuple(arrs) + tuple(v.name for v in rs)
-        return self.it.bind(ir.Screma(w, inputs, (), (), lam_adj),
-                            [ir.array_of(t, (w,)) for t in rows], "adj")
+            return adjs
+
+        return map_rows(self.it, [*ls, *map(ir.Var, arrs), *rs], element, "adj")
 
     def _exclusive(self, lam: ir.Lambda, nes: tuple[ir.SubExp, ...], w: ir.SubExp,
                    arrs: list[ir.SubExp], rows: list[ir.Type], from_right: bool
@@ -256,26 +223,14 @@ class SoacRules:
         types = [ir.array_of(t, (w,)) for t in rows]
         inclusive = self.it.bind(ir.Screma(w, tuple(a.name for a in arrs), (ir.Scan(lam, nes),),
                                            (), identity_lambda(self.it, rows)), types, "scan")
-        with self.it.nested() as stms:
-            i = ir.Param(self.it.fresh("i"), I64)
-            self.it.types[i.name] = I64
+        def element(i: list[ir.SubExp]) -> list[ir.SubExp]:
+            pos = i[0]
             if from_right:  # element i of the result is element w - 1 - i of the scan
                 last = self.emit(ir.BinOp("-", "i64", w, _i64(1)), I64)
-                pos = self.emit(ir.BinOp("-", "i64", last, ir.Var(i.name)), I64)
-            else:
-                pos = ir.Var(i.name)
-            first = self.emit(ir.CmpOp("==", "i64", pos, _i64(0)), ir.Prim("bool"))
-            prev = self.emit(ir.BinOp("-", "i64", pos, _i64(1)), I64)
-            with self.it.nested() as before:
-                got = [self.emit(ir.Index(a.name, (ir.DimFix(prev),)), t)
-                       for a, t in zip(inclusive, rows)]
-            res = self.it.bind(ir.If(first, ir.Body((), tuple(nes)),
-                                     ir.Body(tuple(before), tuple(got)), tuple(rows)),
-                               list(rows), "ex")
-        iota = self.emit(ir.Iota(w, _i64(0), _i64(1)), ir.ArrayT("i64", (w,)))
-        return self.it.bind(ir.Screma(w, (iota.name,), (), (),
-                                      ir.Lambda((i,), ir.Body(tuple(stms), tuple(res)),
-                                                tuple(rows))), types, "ex")
+                pos = self.emit(ir.BinOp("-", "i64", last, pos), I64)
+            return [self.neighbour(a, pos, -1, ne) for a, ne in zip(inclusive, nes)]
+
+        return map_rows(self.it, [indices(self.it, w)], element, "ex")
 
     def map_(self, s: ir.Stm, e: ir.Screma) -> None:
         seeded = [(k, self.adj[p.name]) for k, p in enumerate(s.pat) if p.name in self.adj]
@@ -321,7 +276,7 @@ class SoacRules:
         bins, values = self.it.bind(
             ir.Screma(w, e.arrs, (), (), self.copy_lambda(e.lam)),
             [ir.ArrayT("i64", (w,)), ir.ArrayT(prim, (w,))], "hist")
-        rows = self.emit(ir.Iota(w, _i64(0), _i64(1)), ir.ArrayT("i64", (w,)))
+        rows = indices(self.it, w)
         m = self.it.width(ir.Var(dest))
         best = [self.emit(ir.Replicate((m,), x), ir.ArrayT(_prim(self.type_of(x)), (m,)))
                 for x in (op.nes[0], w)]
@@ -331,22 +286,19 @@ class SoacRules:
             ir.Hist(w, (bins.name, values.name, rows.name), (pick,),
                     identity_lambda(self.it, [I64, t, I64])),
             [ir.ArrayT(prim, (m,)), ir.ArrayT("i64", (m,))], "won")
-        # Per bin: the row that won it, or w where the destination did.
-        with self.it.nested() as stms:
-            d, v, r, y = (ir.Param(self.it.fresh(n), tt) for n, tt in
-                          (("d", t), ("v", t), ("r", I64), ("y", t)))
-            for q in (d, v, r, y):
-                self.it.types[q.name] = q.type
-            keeps = self.emit(ir.CmpOp(">=" if which == "max" else "<=", prim, ir.Var(d.name),
-                                       ir.Var(v.name)), ir.Prim("bool"))
-            who = self.emit(ir.If(keeps, ir.Body((), (w,)), ir.Body((), (ir.Var(r.name),)),
-                                  (I64,)), I64)
-            kept = self.emit(ir.If(keeps, ir.Body((), (ir.Var(y.name),)),
-                                   ir.Body((), (_constant(0, prim),)), (t,)), t)
-        lam = ir.Lambda((d, v, r, y), ir.Body(tuple(stms), (who, kept)), (I64, t))
-        winner, dest_adj = self.it.bind(
-            ir.Screma(m, (dest, won_value.name, won_row.name, ybar.name), (), (), lam),
-            [ir.ArrayT("i64", (m,)), ir.ArrayT(prim, (m,))], "won")
+        def per_bin(row: list[ir.SubExp]) -> list[ir.SubExp]:
+            """The row that won the bin, or w where the destination did, and
+            the destination's adjoint there."""
+            d, v, r, y = row
+            keeps = self.emit(ir.CmpOp(">=" if which == "max" else "<=", prim, d, v),
+                              ir.Prim("bool"))
+            who = self.emit(ir.If(keeps, ir.Body((), (w,)), ir.Body((), (r,)), (I64,)), I64)
+            kept = self.emit(ir.If(keeps, ir.Body((), (y,)), ir.Body((), (_constant(0, prim),)),
+                                   (t,)), t)
+            return [who, kept]
+
+        winner, dest_adj = map_rows(self.it, [ir.Var(dest), won_value, won_row, ybar], per_bin,
+                                    "won")
         self.add(op.dests[0], dest_adj)
 
         def seeds(res: list[ir.SubExp], row: list[ir.SubExp]) -> list[tuple[int, ir.SubExp]]:
@@ -389,13 +341,15 @@ class SoacRules:
                                          (ir.ScatterDest(rest.name, n),)), self.type_of(ybar))
             self.add(d.arr, holes)
 
-    def gather(self, arr: ir.SubExp, idx: list[ir.SubExp]) -> ir.SubExp:
-        """`arr[idx]`, or zero where `idx` is out of bounds (a write or bin
-        that was ignored)."""
+    def gather(self, arr: ir.SubExp, idx: list[ir.SubExp], edge: ir.SubExp | None = None
+               ) -> ir.SubExp:
+        """`arr[idx]`, or `edge` (zero unless given) where `idx` is out of
+        bounds (a write or bin that was ignored, the element before the first)."""
         t = self.type_of(arr)
         if len(idx) != len(t.shape):
             raise NotReversible("scatters and histograms of arrays")
         prim = _prim(t)
+        edge = _constant(0, prim) if edge is None else edge
         ok: ir.SubExp = ir.Constant(True, "bool")
         for k, (i, d) in enumerate(zip(idx, array_dims(self.it, arr))):
             low = self.emit(ir.CmpOp("<=", "i64", _i64(0), i), ir.Prim("bool"))
@@ -404,9 +358,8 @@ class SoacRules:
             ok = both if k == 0 else self.emit(ir.BinOp("&&", "bool", ok, both), ir.Prim("bool"))
         with self.it.nested() as stms:
             got = self.emit(ir.Index(arr.name, tuple(ir.DimFix(i) for i in idx)), ir.Prim(prim))
-        return self.emit(ir.If(ok, ir.Body(tuple(stms), (got,)),
-                               ir.Body((), (_constant(0, prim),)), (ir.Prim(prim),)),
-                         ir.Prim(prim))
+        return self.emit(ir.If(ok, ir.Body(tuple(stms), (got,)), ir.Body((), (edge,)),
+                               (ir.Prim(prim),)), ir.Prim(prim))
 
     def adjoint_map(self, w: ir.SubExp, arrs: tuple[ir.VName, ...], lam: ir.Lambda,
                     seed_arrays: list[ir.SubExp],
