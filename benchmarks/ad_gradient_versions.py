@@ -49,7 +49,8 @@ def main() -> None:
             inst = lib.BenchGradient(backend="cuda", device_results=True, tuning=tuning)
             got = inst.logistic_grad(gX, gy, gw).get()
             ref = got if ref is None else ref
-            t = gpu_time(lambda inst=inst: inst.logistic_grad(gX, gy, gw), drv.Context.synchronize)
+            t = gpu_time(lambda inst=inst, args=(gX, gy, gw): inst.logistic_grad(*args),
+                         drv.Context.synchronize)
             ok = np.allclose(got, ref, rtol=1e-4, atol=1e-6)
             print(f"n={n} d={d} {name:60s} {t * 1e3:8.3f} ms  ok={ok}")
 
