@@ -40,7 +40,6 @@ from futgen.flatten.kernel import (
     commutative_operator,
 )
 from futgen.flatten.names import NameSource
-from futgen.frontend.types import PRIM_DTYPES
 from futgen.gpu.ir import (
     BLOCK,
     BLOCKS,
@@ -51,8 +50,8 @@ from futgen.gpu.ir import (
     SegScan,
     SegSpace,
     block_ops,
-    block_shared_arrays,
 )
+from futgen.flatten.shared_layout import SharedLayout
 
 
 class NotIntra(Exception):
@@ -332,12 +331,12 @@ def intra_parallelism(op: SegMap, names: NameSource) -> tuple[list[ir.Stm], ir.S
 
 def shared_bytes(op: SegMap, names: NameSource) -> tuple[list[ir.Stm], ir.SubExp]:
     """Host statements computing the shared memory a block of `op` needs for
-    its arrays (each rounded up to SHARED_ALIGN bytes), and that number."""
+    its arrays' slots (`SharedLayout`, each rounded up to SHARED_ALIGN
+    bytes), and that number."""
     stms: list[ir.Stm] = []
     total: ir.SubExp = ir.Constant(0, "i64")
-    for _, t in block_shared_arrays(op.body):
-        size = _product((*t.shape, ir.Constant(PRIM_DTYPES[t.elem].itemsize, "i64")),
-                        names, stms)
+    for shape, itemsize in SharedLayout.of(op.body).slots:
+        size = _product((*shape, ir.Constant(itemsize, "i64")), names, stms)
         padded = _bin(stms, names, "+", size, ir.Constant(SHARED_ALIGN - 1, "i64"))
         aligned = _bin(stms, names, "&", padded, ir.Constant(-SHARED_ALIGN, "i64"))
         total = _bin(stms, names, "+", total, aligned)

@@ -15,10 +15,11 @@ alike (its scalars redundantly, its control flow in step), and each
   block scans the folds, and each thread scans its run again from its
   prefix.
 
-The arrays of block code live in dynamic shared memory, one region per
-array `block_shared_arrays` lists (16-byte aligned), whose total the host
-computes for the launch; they are never updated in place, so a loop's
-array parameters are copied from the body's results between iterations.
+The arrays of block code live in dynamic shared memory, in the slots of
+their `SharedLayout` (16-byte aligned; arrays whose lifetimes do not
+overlap share one), whose total the host computes for the launch; they are
+never updated in place, so a loop's array parameters are copied from the
+body's results between iterations.
 After every block operation the threads meet at a barrier that also asks
 whether any of them failed (`__syncthreads_or` of a local flag), so a
 failure in any thread stops the whole block together.
@@ -69,6 +70,7 @@ from futgen.gpu.ir import (
     block_ops,
     block_shared_arrays,
 )
+from futgen.flatten.shared_layout import SharedLayout
 
 MAX_BLOCK = 1024
 RUNS = 4  # elements per thread where the device is full many times over
@@ -86,8 +88,8 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
     """The plan of `let (pat) = segmap blocks ...`: one kernel, a block per point."""
     low = BlockLowering(sc)
     low.fail_flag = FAILED
-    arrays = block_shared_arrays(op.body)
-    low.mem = SharedMemory(low, arrays)
+    layout = SharedLayout.of(op.body)
+    low.mem = SharedMemory(low, layout, block_shared_arrays(op.body))
     prims = [t.name if isinstance(t, ir.Prim) else t.elem for t in op.ret]
     outs = [pointer(low, sc.array(f"{p.name.base}_mem", prim,
                                   (*op.space.dims, *getattr(t, "shape", ())), output=True))
@@ -116,7 +118,7 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
                                   f"{BLOCK_RESERVED_BYTES // 32} bytes")
     block = _block_size(sc, op)
     sc.kernel("intra", low, body, f"({sc.host_product(op.space.dims)}) * {block}",
-              block=block, max_threads=MAX_BLOCK, shared_bytes=_shared_bytes(sc, arrays))
+              block=block, max_threads=MAX_BLOCK, shared_bytes=_shared_bytes(sc, layout))
     return sc.plan([("array", o) for o in outs])
 
 
@@ -142,11 +144,11 @@ def _block_size(sc: SegCompile, op: SegMap) -> str:
     return f"min({cap}, max(32, -(-{widest} // ({runs} * 32)) * 32))"
 
 
-def _shared_bytes(sc: SegCompile, arrays: Sequence[tuple[ir.VName, ir.ArrayT]]) -> str:
-    """The dynamic shared memory of the arrays, as a host expression (the
-    flattener's `shared_bytes` computes the same for `block_fits`)."""
-    parts = [f"(({sc.host_product(t.shape)}) * {_itemsize(t.elem)} + {SHARED_ALIGN - 1})"
-             f" // {SHARED_ALIGN} * {SHARED_ALIGN}" for _, t in arrays]
+def _shared_bytes(sc: SegCompile, layout: SharedLayout) -> str:
+    """The dynamic shared memory of the layout's slots, as a host expression
+    (the flattener's `shared_bytes` computes the same for `block_fits`)."""
+    parts = [f"(({sc.host_product(shape)}) * {itemsize} + {SHARED_ALIGN - 1})"
+             f" // {SHARED_ALIGN} * {SHARED_ALIGN}" for shape, itemsize in layout.slots]
     return " + ".join(parts) or "0"
 
 
@@ -166,26 +168,34 @@ def _row_store(low: KernelLowering, out: str, point: imp.Expr):
 
 
 class SharedMemory(PrivateMemory):
-    """The arrays of block code, each in its own region of the dynamic
-    shared memory, shared by the block's threads (see the module docstring).
+    """The arrays of block code in the dynamic shared memory, shared by the
+    block's threads: one region per slot of `layout` (arrays whose
+    lifetimes do not overlap share one; see `futgen.flatten.shared_layout`).
 
-    `decls` declares every region's pointer at the start of the kernel."""
+    `decls` declares every slot's pointer at the start of the kernel."""
 
-    def __init__(self, low: KernelLowering, arrays: Sequence[tuple[ir.VName, ir.ArrayT]]):
+    def __init__(self, low: KernelLowering, layout: SharedLayout,
+                 arrays: Sequence[tuple[ir.VName, ir.ArrayT]]):
         super().__init__(ir.Body((), ()), self._unplanned, Lit("0"), Lit("1"))
-        self.planned: dict[ir.VName, Buffer] = {}
         self.decls: list[Stm] = []
+        ptrs: list[str] = []
         offset: imp.Expr = Lit("(int64_t)0")
+        for shape, itemsize in layout.slots:
+            ptr = low.fresh("shared")
+            self.decls.append(imp.Decl("unsigned char *", ptr, Lit(
+                f"{SHARED} + {render.expr(offset)}"), True))
+            ptrs.append(ptr)
+            size = Bin("*", product([low.subexp(d) for d in shape]), Lit(str(itemsize)))
+            aligned = Bin("*", Bin("/", Bin("+", size, Lit(str(SHARED_ALIGN - 1))),
+                                   Lit(str(SHARED_ALIGN))), Lit(str(SHARED_ALIGN)))
+            offset = Bin("+", offset, aligned)
+        self.planned: dict[ir.VName, Buffer] = {}
         for v, t in arrays:
             ptr = low.fresh(f"{v.base}_shared")
             ctype = CTYPES[t.elem]
             self.decls.append(imp.Decl(f"{ctype} *", ptr, Lit(
-                f"({ctype} *)({SHARED} + {render.expr(offset)})"), True))
+                f"({ctype} *){ptrs[layout.slot_of[v]]}"), True))
             self.planned[v] = Buffer(ptr, t.elem, t.shape)  # type: ignore[arg-type]
-            size = Bin("*", product([low.subexp(d) for d in t.shape]), Lit(str(_itemsize(t.elem))))
-            aligned = Bin("*", Bin("/", Bin("+", size, Lit(str(SHARED_ALIGN - 1))),
-                                   Lit(str(SHARED_ALIGN))), Lit(str(SHARED_ALIGN)))
-            offset = Bin("+", offset, aligned)
 
     @staticmethod
     def _unplanned(prim: str, shape: tuple[ir.SubExp, ...]) -> str:

@@ -63,3 +63,24 @@ entry nested_rows [k][m][n] (xsss: [k][m][n]i32) : [k][m][n]i32 =
   map (map (\xs -> let a = scan (+) 0 xs
                    let b = scan (*) 1 a
                    in map2 (+) a b)) xsss
+
+-- A chain of scans and maps per row whose arrays die one after another
+-- (LocVolCalib's tridiagonal solves): the intra-block kernel gives arrays
+-- whose lifetimes are apart by a barrier one shared-memory slot, but not
+-- across a scalar read (`a[0]`, no barrier after it) nor to an array read
+-- again later (`xs`'s copy, `b`).
+-- ==
+-- entry: chain
+-- input { [[1f32, 2f32, 3f32], [4f32, 5f32, 6f32]] }
+-- output { [[2f32, 4.5f32, 8.5f32], [8f32, 15f32, 26.5f32]] }
+-- random input { [7][1000]f32 }
+-- random input { [100][33]f32 }
+-- random input { [2][3000]f32 }
+entry chain [m][n] (xss: [m][n]f32) : [m][n]f32 =
+  map (\xs -> let a = scan (+) 0 xs
+              let b = map (\x -> x * 0.5) a
+              let s = a[0]
+              let c = map (+ s) (scan (+) 0 b)
+              let d = map2 (-) c b
+              let e = scan (+) 0 d
+              in map2 (+) e xs) xss
