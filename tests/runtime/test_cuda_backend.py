@@ -251,7 +251,7 @@ def test_out_of_memory(b) -> None:
 @pytest.mark.parametrize("shape", [(1, 1), (1, 33), (31, 1), (33, 65), (3, 64, 32), (2, 5, 1000),
                                    (4096, 4096), (100000, 1), (1, 1, 7), (3, 1, 5), (100000, 3),
                                    (2, 31, 4000), (0, 5), (100001, 8), (7, 5000), (2, 3, 2),
-                                   (3, 1000, 31), (4, 31, 33), (2, 2, 100)], ids=str)
+                                   (3, 1000, 31), (4, 31, 33), (2, 2, 100), (64, 256, 256)], ids=str)
 def test_transpose_by_tiles(b, shape: tuple[int, ...]) -> None:
     """The last two dimensions swapped, at tile edges and beyond them; a
     matrix with a side under 32 by runs of its narrow side's rows (either
