@@ -13,11 +13,27 @@ reads reads `x` with the indices permuted, unless that makes a read worse:
 where `tr`'s last index varies with the innermost thread index (is it, or
 is computed from it) but `x`'s would not (consecutive threads reading
 consecutive words before, a row apart after).  Other kernels (reductions
-and scans, whose threads run along other dimensions; intra-block code; SegMaps whose kept `host` statement reads
-`tr`) keep reading `tr`.  Then `tr` goes if nothing uses it, or moves into
-the one `if` branch that still does (matrix multiplication's flattened
-version reads the transposition, coalesced; its outer version no longer
-makes it).  Nothing is done where `x` or `tr` may be consumed.
+and scans, whose threads run along other dimensions; intra-block code;
+SegMaps whose kept `host` statement reads `tr`) keep reading `tr`.  Then
+`tr` goes if nothing uses it, or moves into the one `if` branch that still
+does (matrix multiplication's flattened version reads the transposition,
+coalesced; its outer version no longer makes it).
+Nothing is done where `x` or `tr` may be consumed.
+
+Where reading through would make a read worse, whether it pays depends on
+the array: a small one sits in the L2 cache, where a strided read costs
+little beside a transposition's launch and its host time (LocVolCalib's
+small dataset transposes 16 x 32 x 256 arrays four times a time step).  So
+such a SegMap gets two versions, as incremental flattening gives a nest
+(a guard that the autotuner tunes):
+
+    if threshold(<fn>.suff_transposed_<k>) <= elements of x
+    then the SegMap reading tr (coalesced; tr is made, in this branch only)
+    else the SegMap reading x with the indices permuted
+
+The default, TRANSPOSED_FROM elements, reads arrays that fit the L2 cache
+a few times over through.  Sizes of `tr` (`size tr d`) are those of `x`
+permuted, so they do not keep `tr` alive.
 
 Measured (BENCHMARKS.md, matrix family on an H200): the tiled outer version
 got 20% faster.  The untiled one (a thread per output, used only where the
@@ -29,28 +45,42 @@ and reading `x` across the warp misses every time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from futgen.core import ir
-from futgen.flatten.names import free_vars, use_counts
-from futgen.gpu.ir import GRID, SegMap
+from futgen.flatten.names import NameSource, free_vars, use_counts
+from futgen.gpu.ir import GRID, SegMap, ThresholdCmp
 from futgen.opt.effects import consumed_on_host
 from futgen.opt.parts import bodies, map_bodies
 
+# Default of the `suff_transposed` guards: arrays of fewer elements (16 MiB
+# of f32, a third of an H100's or H200's L2 cache) are read through,
+# strided; larger ones transposed first.  LocVolCalib on an H200, tuned
+# versions otherwise (BENCHMARKS.md): its 2^17- and 2^20-element arrays
+# (small, medium) took 24.5 and 11.6 ms read through, 32.6 and 12.2 ms
+# transposed; its 2^24-element ones (large) 98.1 through, 91.9 transposed.
+TRANSPOSED_FROM = 1 << 22
+
 
 def fuse_rearranges(prog: ir.Program) -> ir.Program:
-    """`prog` (GPU IR) with the transpositions its SegMaps can read through removed."""
-    return ir.Program(tuple(_Fuser(f).function() for f in prog.functions))
+    """`prog` (GPU IR) with the transpositions its SegMaps can read through
+    removed, and those whose reads would get worse versioned by size."""
+    names = NameSource(prog)
+    return ir.Program(tuple(_Fuser(f, names).function() for f in prog.functions))
 
 
 Source = tuple[ir.VName, tuple[int, ...]]  # a rearrange: its array and permutation
 
 
 class _Fuser:
-    def __init__(self, fun: ir.Function):
+    def __init__(self, fun: ir.Function, names: NameSource):
         self.fun = fun
+        self.names = names
         self.consumed = consumed_on_host(fun)
         self.sources: dict[ir.VName, Source] = {}
+        self.guards = 1 + max((int(m.group(1)) for name in _threshold_names(fun.body)
+                               if (m := re.search(r"_(\d+)$", name))), default=-1)
 
     def function(self) -> ir.Function:
         body = self.body(self.fun.body)
@@ -58,35 +88,99 @@ class _Fuser:
         return replace(self.fun, body=_place(body, set(self.sources), counts))
 
     def body(self, body: ir.Body) -> ir.Body:
-        out = []
+        out: list[ir.Stm] = []
         for stm in body.stms:
             match stm.exp:
                 case ir.Rearrange(arr, perm) if len(stm.pat) == 1 and not (
                         {arr, stm.pat[0].name} & self.consumed):
                     self.sources[stm.pat[0].name] = (arr, perm)
+                case ir.ArraySize(arr, dim) if arr in self.sources:
+                    src, perm = self.sources[arr]
+                    stm = replace(stm, exp=ir.ArraySize(src, perm[dim]))
                 case ir.If() | ir.Loop():
                     stm = replace(stm, exp=map_bodies(stm.exp, self.body))
                 case SegMap(level=level, space=space, host=None) if level == GRID and space.gtids:
-                    stm = replace(stm, exp=self.segmap(stm.exp))
+                    out += self.segmap(stm)
+                    continue
             out.append(stm)
         return ir.Body(tuple(out), body.result)
 
-    def segmap(self, e: SegMap) -> SegMap:
-        """`e` reading the sources of the rearranges it may read through."""
+    def segmap(self, stm: ir.Stm) -> list[ir.Stm]:
+        """`stm`'s SegMap reading the sources of the rearranges it may read
+        through; where that makes a read worse, versioned by size (see the
+        module docstring)."""
+        e = stm.exp
+        assert isinstance(e, SegMap)
         reads: dict[ir.VName, list[ir.Index]] = {}
         _reads(e.body, reads)
         inner = _varying(e.body, e.space.gtids[-1])
         counts = use_counts(e)
-        fused = {}
+        fused: dict[ir.VName, Source] = {}
+        strided: dict[ir.VName, Source] = {}
         for tr, indexes in reads.items():
             if tr not in self.sources or counts[tr] != len(indexes):
                 continue  # not a rearrange, or used other than by scalar reads
             src, perm = self.sources[tr]
-            if all(_not_worse(ix.slice, perm, inner) for ix in indexes):
-                fused[tr] = (src, perm)
-        if not fused:
-            return e
-        return replace(e, body=_rewrite(e.body, fused))
+            coalesced = all(_not_worse(ix.slice, perm, inner) for ix in indexes)
+            (fused if coalesced else strided)[tr] = (src, perm)
+        if fused:
+            e = replace(e, body=_rewrite(e.body, fused))
+        if not strided:
+            return [replace(stm, exp=e)]
+        return self.by_size(stm.pat, e, strided)
+
+    def by_size(self, pat: tuple[ir.Param, ...], e: SegMap,
+                strided: dict[ir.VName, Source]) -> list[ir.Stm]:
+        """`if threshold <= elements then e else e reading `strided`'s
+        sources`, the elements those of the largest source (a product of
+        host sizes)."""
+        stms: list[ir.Stm] = []
+        elements: ir.SubExp | None = None
+        for tr in strided:
+            n = self._elements(tr, stms)
+            elements = n if elements is None else self._bin(stms, "max", elements, n)
+        assert elements is not None
+        cond = self.names.fresh("suff_transposed")
+        name = f"{self.fun.name}.suff_transposed_{self.guards}"
+        self.guards += 1
+        stms.append(ir.Stm((ir.Param(cond, ir.Prim("bool")),),
+                           ThresholdCmp(name, elements, default=TRANSPOSED_FROM)))
+        through = self.names.renamed(replace(e, body=_rewrite(e.body, strided)))
+        stms.append(ir.Stm(pat, ir.If(ir.Var(cond), self._branch(pat, e),
+                                      self._branch(pat, through), tuple(p.type for p in pat))))
+        return stms
+
+    def _branch(self, pat: tuple[ir.Param, ...], e: SegMap) -> ir.Body:
+        res = tuple(ir.Param(self.names.fresh(p.name.base), p.type) for p in pat)
+        return ir.Body((ir.Stm(res, e),), tuple(ir.Var(p.name) for p in res))
+
+    def _elements(self, tr: ir.VName, stms: list[ir.Stm]) -> ir.SubExp:
+        """The elements of `tr`'s source, as host statements' product of its sizes."""
+        src, perm = self.sources[tr]
+        acc: ir.SubExp | None = None
+        for d in range(len(perm)):
+            n = ir.Param(self.names.fresh("size"), ir.Prim("i64"))
+            stms.append(ir.Stm((n,), ir.ArraySize(src, d)))
+            acc = ir.Var(n.name) if acc is None else self._bin(stms, "*", acc, ir.Var(n.name))
+        assert acc is not None
+        return acc
+
+    def _bin(self, stms: list[ir.Stm], op: str, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
+        v = ir.Param(self.names.fresh("elements"), ir.Prim("i64"))
+        stms.append(ir.Stm((v,), ir.BinOp(op, "i64", x, y)))
+        return ir.Var(v.name)
+
+
+def _threshold_names(body: ir.Body) -> list[str]:
+    """The names of the tuning thresholds of host code `body`, at any depth."""
+    out = []
+    for stm in body.stms:
+        if isinstance(stm.exp, ThresholdCmp):
+            out.append(stm.exp.name)
+        if isinstance(stm.exp, ir.If | ir.Loop):
+            for inner in bodies(stm.exp):
+                out += _threshold_names(inner)
+    return out
 
 
 def _not_worse(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...], inner: set[ir.VName]) -> bool:

@@ -1,6 +1,7 @@
 """The fuse-rearranges pass (futgen.opt.rearranges): kernels read through
-transpositions where that keeps their reads coalesced; GPU IR text in and
-out, and the same results from the GPU IR interpreter before and after."""
+transpositions where that keeps their reads coalesced, and have a version
+that does for small arrays where it does not; GPU IR text in and out, and
+the same results from the GPU IR interpreter before and after."""
 
 from __future__ import annotations
 
@@ -75,12 +76,15 @@ def _program(read: str = "tr_6[gtid_12, i_15]", pre: str = ""):
     return prog
 
 
-def _results(prog, threshold: int) -> np.ndarray:
+def _args(m: int = 4, p: int = 5) -> list:
     rng = np.random.default_rng(0)
-    xss = rng.standard_normal((3, 4)).astype(np.float32)
-    yss = rng.standard_normal((4, 5)).astype(np.float32)
-    args = [np.int64(3), np.int64(4), np.int64(5), xss, yss]
-    return run_gpu(prog, "f", args, thresholds={"f.suff_outer_par_0": threshold})[0]
+    xss = rng.standard_normal((3, m)).astype(np.float32)
+    yss = rng.standard_normal((m, p)).astype(np.float32)
+    return [np.int64(3), np.int64(m), np.int64(p), xss, yss]
+
+
+def _results(prog, threshold: int, args: list | None = None) -> np.ndarray:
+    return run_gpu(prog, "f", args or _args(), thresholds={"f.suff_outer_par_0": threshold})[0]
 
 
 def test_the_outer_version_reads_the_source_and_the_copy_moves_into_the_other_branch() -> None:
@@ -96,14 +100,38 @@ def test_the_outer_version_reads_the_source_and_the_copy_moves_into_the_other_br
         np.testing.assert_array_equal(_results(after, threshold), _results(before, threshold))
 
 
-def test_a_read_that_would_lose_coalescing_keeps_the_copy() -> None:
-    """`tr[g0, g1]` has the innermost thread index last; `yss[g1, g0]` would not."""
+def test_a_read_that_would_lose_coalescing_is_versioned_by_the_arrays_size() -> None:
+    """`tr[g0, g1]` has the innermost thread index last; `yss[g1, g0]` would
+    not: the SegMap reads `tr` (coalesced) where `yss` has at least
+    `f.suff_transposed_1` elements, else `yss` through (strided, no copy)."""
     for read, pre in (("tr_6[i_15, gtid_12]", ""),
                       # an index computed from the thread's varies with it too
                       ("tr_6[i_15, j_30]", "let (j_30: i64) = %%.i64 gtid_12 m_2")):
-        after = fuse_rearranges(_program(read=read, pre=pre))
-        assert pretty(after).count("tr_6[") == 2
-        assert pretty(after).index("rearrange") < pretty(after).index("if g_8")
+        before = _program(read=read, pre=pre)
+        after = fuse_rearranges(before)
+        check_program(after)
+        text = pretty(after)
+        assert "threshold(f.suff_transposed_1, default 4194304) <= elements_" in text
+        assert text.count("tr_6[") == 2  # the copy's version and the flattened one
+        assert text.count("yss_5[") == 1  # the strided version
+        assert text.index("rearrange") < text.index("if g_8")  # both versions of g_8 use it
+        square = _args(5, 5)  # `tr[i, g]` reads in bounds where m = p
+        for outer in (1, 2_000_000_000):
+            want = _results(before, outer, square)
+            for transposed in (0, 2_000_000_000):
+                got = run_gpu(after, "f", square, thresholds={
+                    "f.suff_outer_par_0": outer, "f.suff_transposed_1": transposed})[0]
+                np.testing.assert_array_equal(got, want)
+
+
+def test_sizes_of_a_transposition_are_its_sources() -> None:
+    """`size tr 0` is `size yss 1`: sizes alone do not keep a copy alive."""
+    host = "  let (k_30: i64) = size tr_6 0\n  let (par_7: i64) = *.i64 n_1 p_3"
+    prog = read_program(MATMUL.replace("{read}", "tr_6[gtid_12, i_15]").replace("{pre}", "")
+                        .replace("  let (par_7: i64) = *.i64 n_1 p_3", host))
+    text = pretty(fuse_rearranges(prog))
+    assert "let (k_30: i64) = size yss_5 1" in text
+    assert text.index("rearrange") > text.index("else")  # only the flattened version copies
 
 
 def test_a_transposition_no_kernel_needs_is_not_made(tmp_path) -> None:
