@@ -8,16 +8,20 @@ reads `tr = rearrange (1, 0) yss` as `tr[g1, i]`.  A kernel can read
 `yss[i, g1]` instead, with no copy, and here that is even the better read:
 a warp's threads (consecutive `g1`) then read consecutive words.
 
-So a GRID SegMap whose only uses of `tr = rearrange perm x` are scalar
+So a SegMap whose kernel code uses `tr = rearrange perm x` only in scalar
 reads reads `x` with the indices permuted, unless that makes a read worse:
 where `tr`'s last index varies with the innermost thread index (is it, or
 is computed from it) but `x`'s would not (consecutive threads reading
-consecutive words before, a row apart after).  Other kernels (reductions
-and scans, whose threads run along other dimensions; intra-block code;
-SegMaps whose kept `host` statement reads `tr`) keep reading `tr`.  Then
-`tr` goes if nothing uses it, or moves into the one `if` branch that still
-does (matrix multiplication's flattened version reads the transposition,
-coalesced; its outer version no longer makes it).
+consecutive words before, a row apart after).  In an intra-block SegMap
+the threads are those of its BLOCK SegOps, whose spaces they share.  The
+core map a SegMap keeps for the CPU backend (`host`) keeps reading `tr`:
+there a transposition is a view, and on CUDA the runtime makes one only
+once a kernel reads it (`futgen_runtime.cuda._Deferred`), so the copy is
+made only where a kernel still reads `tr`.  Reductions and scans, whose
+threads run along other dimensions, keep reading `tr`.  Then `tr` goes if
+nothing uses it, or moves into the one `if` branch that still does (matrix
+multiplication's flattened version reads the transposition, coalesced; its
+outer version no longer makes it).
 Nothing is done where `x` or `tr` may be consumed.
 
 Where reading through would make a read worse, whether it pays depends on
@@ -46,11 +50,21 @@ and reading `x` across the warp misses every time.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from futgen.core import ir
 from futgen.flatten.names import NameSource, free_vars, use_counts
-from futgen.gpu.ir import GRID, SegMap, ThresholdCmp
+from futgen.gpu.ir import (
+    BLOCK,
+    BLOCKS,
+    GRID,
+    SegMap,
+    SegRed,
+    SegScan,
+    ThresholdCmp,
+    block_ops,
+)
 from futgen.opt.effects import consumed_on_host
 from futgen.opt.parts import bodies, map_bodies
 
@@ -99,7 +113,7 @@ class _Fuser:
                     stm = replace(stm, exp=ir.ArraySize(src, perm[dim]))
                 case ir.If() | ir.Loop():
                     stm = replace(stm, exp=map_bodies(stm.exp, self.body))
-                case SegMap(level=level, space=space, host=None) if level == GRID and space.gtids:
+                case SegMap(level=level, space=space) if level in (GRID, BLOCKS) and space.gtids:
                     out += self.segmap(stm)
                     continue
             out.append(stm)
@@ -113,8 +127,8 @@ class _Fuser:
         assert isinstance(e, SegMap)
         reads: dict[ir.VName, list[ir.Index]] = {}
         _reads(e.body, reads)
-        inner = _varying(e.body, e.space.gtids[-1])
-        counts = use_counts(e)
+        inner = _thread_varying(e)
+        counts = use_counts(replace(e, host=None))  # `host` keeps reading `tr` (see above)
         fused: dict[ir.VName, Source] = {}
         strided: dict[ir.VName, Source] = {}
         for tr, indexes in reads.items():
@@ -193,6 +207,18 @@ def _not_worse(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...], inner: set[ir
     return not (varies(sl[-1]) and not varies(_source_slice(sl, perm)[-1]))
 
 
+def _thread_varying(e: SegMap) -> set[ir.VName]:
+    """The names that vary with the innermost thread index of `e`'s threads:
+    its own innermost index for a GRID SegMap; for an intra-block one,
+    those of its BLOCK SegOps, whose spaces its threads share."""
+    if e.level == GRID:
+        return _varying(e.body, e.space.gtids[-1])
+    out: set[ir.VName] = set()
+    for op in block_ops(e.body):
+        out |= _varying(op.body, op.space.gtids[-1])
+    return out
+
+
 def _varying(body: ir.Body, gtid: ir.VName) -> set[ir.VName]:
     """`gtid` and the names of kernel code `body` computed from it (an index
     `g - 1` varies with the thread as `g` does)."""
@@ -200,7 +226,7 @@ def _varying(body: ir.Body, gtid: ir.VName) -> set[ir.VName]:
 
     def walk(b: ir.Body) -> None:
         for stm in b.stms:
-            for inner in bodies(stm.exp):
+            for inner in _code_bodies(stm.exp):
                 walk(inner)
             if free_vars(stm.exp) & out:
                 out.update(p.name for p in stm.pat)
@@ -208,6 +234,21 @@ def _varying(body: ir.Body, gtid: ir.VName) -> set[ir.VName]:
     walk(body)
     walk(body)  # twice: a loop's values may vary through its later statements
     return out
+
+
+def _code_bodies(e: ir.Exp) -> list[ir.Body]:
+    """The bodies inside kernel or block code `e`: `bodies`, and those of
+    the BLOCK SegOps of block code."""
+    if isinstance(e, SegMap | SegRed | SegScan) and e.level == BLOCK:
+        return [e.body]
+    return list(bodies(e))
+
+
+def _map_code_bodies(e: ir.Exp, f: Callable[[ir.Body], ir.Body]) -> ir.Exp:
+    """`e` with `f` applied to each of its `_code_bodies`."""
+    if isinstance(e, SegMap | SegRed | SegScan) and e.level == BLOCK:
+        return replace(e, body=f(e.body))
+    return map_bodies(e, f)
 
 
 def _source_slice(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...]) -> tuple[ir.DimIndex, ...]:
@@ -226,7 +267,7 @@ def _reads(body: ir.Body, out: dict[ir.VName, list[ir.Index]]) -> None:
             case ir.Index(arr, sl) if all(isinstance(d, ir.DimFix) for d in sl) and all(
                     isinstance(p.type, ir.Prim) for p in stm.pat):
                 out.setdefault(arr, []).append(stm.exp)
-        for inner in bodies(stm.exp):
+        for inner in _code_bodies(stm.exp):
             _reads(inner, out)
 
 
@@ -238,7 +279,7 @@ def _rewrite(body: ir.Body, fused: dict[ir.VName, Source]) -> ir.Body:
             src, perm = fused[e.arr]
             e = replace(e, arr=src, slice=_source_slice(e.slice, perm))
         else:
-            e = map_bodies(e, lambda b: _rewrite(b, fused))
+            e = _map_code_bodies(e, lambda b: _rewrite(b, fused))
         stms.append(replace(stm, exp=e))
     return ir.Body(tuple(stms), body.result)
 

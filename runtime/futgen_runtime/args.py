@@ -159,7 +159,7 @@ def convert_result(backend: Any, x: Any, device_results: bool) -> Any:
     if isinstance(x, np.generic):
         return x
     if backend.kind == "cuda":
-        return x if device_results else backend.to_host(x)
+        return backend.settled(x) if device_results else backend.to_host(x)
     if isinstance(x, np.ndarray) and not x.flags.writeable:
         return x.copy()  # a read-only view of an argument: give the caller its own array
     return x

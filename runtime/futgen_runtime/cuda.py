@@ -180,18 +180,46 @@ class CudaBackend:
         arrays look as expected, from a per-(shape, dtype) copy of the
         attributes the constructor sets, without its checks and launch-shape
         query: a third of a small call's allocation cost."""
-        key = (shape, dtype)
-        try:
-            attrs = self._array_templates[key]
-        except (KeyError, TypeError):  # a new shape, or an unhashable one (a list)
-            shape, dtype = tuple(int(n) for n in shape), np.dtype(dtype)
-            if not self._fast_arrays:
-                return gpuarray.GPUArray(shape, dtype, allocator=self._allocate)
-            attrs = self._array_template(key, shape, dtype)
+        attrs = self._attrs(shape, dtype)
+        if attrs is None:
+            return gpuarray.GPUArray(tuple(int(n) for n in shape), np.dtype(dtype),
+                                     allocator=self._allocate)
         x = object.__new__(gpuarray.GPUArray)
         x.__dict__.update(attrs)
         if attrs["nbytes"]:
             x.gpudata = self._allocate(attrs["nbytes"])
+        return x
+
+    def _attrs(self, shape: Sequence[int], dtype: Any) -> dict | None:
+        """The attributes of a new array (None where the constructor must make it)."""
+        key = (shape, dtype)
+        try:
+            return self._array_templates[key]
+        except (KeyError, TypeError):  # a new shape, or an unhashable one (a list)
+            shape, dtype = tuple(int(n) for n in shape), np.dtype(dtype)
+            if not self._fast_arrays:
+                return None
+            return self._array_template(key, shape, dtype)
+
+    def _deferred(self, shape: tuple[int, ...], dtype: Any,
+                  make: Callable[[Any], None]) -> gpuarray.GPUArray:
+        """An array that `make(data)` fills once its memory is first asked
+        for (see `_Deferred`)."""
+        attrs = self._attrs(shape, dtype)
+        if attrs is None or not attrs["nbytes"]:
+            x = self._new(shape, dtype)
+            if x.nbytes:
+                make(x.gpudata)
+            return x
+        x = object.__new__(_Deferred)
+        x.__dict__.update(attrs)
+        x.__dict__["_make"] = lambda: _made(self._allocate(attrs["nbytes"]), make)
+        return x
+
+    def settled(self, x: gpuarray.GPUArray) -> gpuarray.GPUArray:
+        """`x` with its contents made: a result leaving the package must not
+        wait on its source, which the caller may change."""
+        x.gpudata  # noqa: B018 -- asking for the memory makes a deferred array
         return x
 
     def _array_template(self, key: tuple, shape: tuple[int, ...], dtype: np.dtype) -> dict:
@@ -496,21 +524,25 @@ class CudaBackend:
         if lead >= 0 and perm == [*range(lead), lead + 1, lead] and x.size:
             # The last two dimensions swapped: by tiles, coalesced both ways;
             # with a side under 32, by runs of whole rows of the narrow side
-            # (a tile would leave most of its threads idle).
-            out = self.empty(shape, x.dtype)
-            rows, cols = x.shape[-2:]
-            batches = out.size // (rows * cols)
-            side = min(rows, cols)
-            if side >= 32:
-                kernel, blocks = "transpose", batches * -(-rows // 32) * -(-cols // 32)
-            else:
-                kernel, blocks = "transpose_narrow", batches * -(-max(rows, cols) // (1024 // side))
-            self.launch_sig(f"futgen_{kernel}_{x.dtype.itemsize}", "PPqqq", blocks * 256, 256, 0,
-                            int(out.gpudata), int(x.gpudata), batches, rows, cols)
-            return out
+            # (a tile would leave most of its threads idle).  Deferred until
+            # a kernel reads it: a version that reads `x` through may run
+            # instead (futgen/opt/rearranges.py).
+            return self._deferred(shape, x.dtype, lambda data: self._transpose(data, x))
         src = c_strides(x.shape)
         region = Region(0, shape, tuple(src[p] for p in perm))
         return self._gather(x, region)
+
+    def _transpose(self, out: Any, x: gpuarray.GPUArray) -> None:
+        """`out` (device memory) = `x` with its last two dimensions swapped."""
+        rows, cols = x.shape[-2:]
+        batches = x.size // (rows * cols)
+        side = min(rows, cols)
+        if side >= 32:
+            kernel, blocks = "transpose", batches * -(-rows // 32) * -(-cols // 32)
+        else:
+            kernel, blocks = "transpose_narrow", batches * -(-max(rows, cols) // (1024 // side))
+        self.launch_sig(f"futgen_{kernel}_{x.dtype.itemsize}", "PPqqq", blocks * 256, 256, 0,
+                        int(out), int(x.gpudata), batches, rows, cols)
 
     def array_lit(self, values: Sequence[Any], dtype: Any, shape: Sequence[int]) -> Any:
         """An array from scalars (built on the host) or rows (device arrays, concatenated)."""
@@ -585,6 +617,33 @@ class CudaBackend:
 
 _ALREADY_CURRENT = contextlib.nullcontext()
 _get_current = cuda.Context.get_current
+
+
+class _Deferred(gpuarray.GPUArray):
+    """A C-contiguous array whose contents are made when its memory
+    (`gpudata`) is first asked for: by a kernel launch that reads it, a
+    copy, or a result leaving the package (`settled`).  A transposition is
+    one: where a kernel's version reads its source through, strided, the
+    copy is never made.  Its source cannot change before then: the
+    transposition aliases it, as in Futhark, so the program may not
+    consume the source while it lives."""
+
+    @property
+    def gpudata(self) -> Any:
+        make = self.__dict__.pop("_make", None)
+        if make is not None:
+            self.__dict__["_data"] = make()
+        return self.__dict__["_data"]
+
+    @gpudata.setter
+    def gpudata(self, value: Any) -> None:
+        self.__dict__.pop("_make", None)
+        self.__dict__["_data"] = value
+
+
+def _made(data: Any, make: Callable[[Any], None]) -> Any:
+    make(data)
+    return data
 
 
 @functools.lru_cache(maxsize=1024)

@@ -84,3 +84,16 @@ entry chain [m][n] (xss: [m][n]f32) : [m][n]f32 =
               let d = map2 (-) c b
               let e = scan (+) 0 d
               in map2 (+) e xs) xss
+
+-- Scans along the columns of a matrix: each block reads a row of the
+-- transposition, or, in the version for small arrays
+-- (`suff_transposed`), the column of the matrix itself, strided.
+-- ==
+-- entry: columns
+-- input { [[1f32, 2f32], [3f32, 4f32], [5f32, 6f32]] }
+-- output { [[1f32, 20f32, 126f32], [4f32, 48f32, 240f32]] }
+-- random input { [1000][7]f32 }
+-- random input { [33][100]f32 }
+-- random input { [3000][2]f32 }
+entry columns [m][n] (xss: [m][n]f32) : [n][m]f32 =
+  map (\col -> let a = scan (+) 0 col in map2 (*) a (scan (+) 0 a)) (transpose xss)
