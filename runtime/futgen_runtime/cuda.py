@@ -630,9 +630,10 @@ class _Deferred(gpuarray.GPUArray):
 
     @property
     def gpudata(self) -> Any:
-        make = self.__dict__.pop("_make", None)
-        if make is not None:
+        make = self.__dict__.get("_make")
+        if make is not None:  # dropped once made: a failure (out of memory) may be retried
             self.__dict__["_data"] = make()
+            del self.__dict__["_make"]
         return self.__dict__["_data"]
 
     @gpudata.setter
