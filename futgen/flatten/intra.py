@@ -40,6 +40,7 @@ from futgen.flatten.kernel import (
     commutative_operator,
 )
 from futgen.flatten.names import NameSource
+from futgen.flatten.shared_layout import SharedLayout
 from futgen.gpu.ir import (
     BLOCK,
     BLOCKS,
@@ -51,7 +52,6 @@ from futgen.gpu.ir import (
     SegSpace,
     block_ops,
 )
-from futgen.flatten.shared_layout import SharedLayout
 
 
 class NotIntra(Exception):

@@ -15,9 +15,9 @@ is computed from it) but `x`'s would not (consecutive threads reading
 consecutive words before, a row apart after).  In an intra-block SegMap
 the threads are those of its BLOCK SegOps, whose spaces they share.  The
 core map a SegMap keeps for the CPU backend (`host`) keeps reading `tr`:
-there a transposition is a view, and on CUDA the runtime makes one only
-once a kernel reads it (`futgen_runtime.cuda._Deferred`), so the copy is
-made only where a kernel still reads `tr`.  Reductions and scans, whose
+on CUDA the runtime makes a transposition only once something reads it
+(`futgen_runtime.cuda._Deferred`), so there the copy is made only where a
+kernel still reads `tr`.  Reductions and scans, whose
 threads run along other dimensions, keep reading `tr`.  Then `tr` goes if
 nothing uses it, or moves into the one `if` branch that still does (matrix
 multiplication's flattened version reads the transposition, coalesced; its

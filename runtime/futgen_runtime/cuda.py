@@ -211,16 +211,28 @@ class CudaBackend:
             if x.nbytes:
                 make(x.gpudata)
             return x
+        def made() -> Any:  # wherever `gpudata` is first read: our context made current
+            with self._current():
+                data = self._allocate(attrs["nbytes"])
+                make(data)
+            return data
+
         x = object.__new__(_Deferred)
         x.__dict__.update(attrs)
-        x.__dict__["_make"] = lambda: _made(self._allocate(attrs["nbytes"]), make)
+        x.__dict__["_make"] = made
         return x
 
-    def settled(self, x: gpuarray.GPUArray) -> gpuarray.GPUArray:
-        """`x` with its contents made: a result leaving the package must not
-        wait on its source, which the caller may change."""
-        x.gpudata  # noqa: B018 -- asking for the memory makes a deferred array
-        return x
+    def settled(self, x: Any) -> Any:
+        """`x` with its contents made, as a plain GPUArray: a result leaving
+        the package must not wait on its source, which the caller may
+        change, and must look like any other (passed back in, say)."""
+        if not isinstance(x, _Deferred):
+            return x
+        data = x.gpudata
+        y = object.__new__(gpuarray.GPUArray)
+        y.__dict__.update((k, v) for k, v in x.__dict__.items() if k not in ("_data", "_make"))
+        y.gpudata = data
+        return y
 
     def _array_template(self, key: tuple, shape: tuple[int, ...], dtype: np.dtype) -> dict:
         if len(self._array_templates) >= 4096:  # shapes of a long run: keep the recent ones
@@ -352,6 +364,8 @@ class CudaBackend:
             start, end = cuda.Event(), cuda.Event()
             start.record()
             result = run()
+            for leaf in result if isinstance(result, tuple | list) else (result,):
+                self.settled(leaf)  # a deferred result's kernel is part of the call
             end.record()
             end.synchronize()
             us = start.time_till(end) * 1000.0
@@ -622,7 +636,8 @@ _get_current = cuda.Context.get_current
 class _Deferred(gpuarray.GPUArray):
     """A C-contiguous array whose contents are made when its memory
     (`gpudata`) is first asked for: by a kernel launch that reads it, a
-    copy, or a result leaving the package (`settled`).  A transposition is
+    copy, or a result leaving the call (`settled`, which hands the caller a
+    plain GPUArray; `timed` makes results inside the timed region).  A transposition is
     one: where a kernel's version reads its source through, strided, the
     copy is never made.  Its source cannot change before then: the
     transposition aliases it, as in Futhark, so the program may not
@@ -640,11 +655,6 @@ class _Deferred(gpuarray.GPUArray):
     def gpudata(self, value: Any) -> None:
         self.__dict__.pop("_make", None)
         self.__dict__["_data"] = value
-
-
-def _made(data: Any, make: Callable[[Any], None]) -> Any:
-    make(data)
-    return data
 
 
 @functools.lru_cache(maxsize=1024)

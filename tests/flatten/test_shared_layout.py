@@ -6,10 +6,10 @@ against the interpreter by the `gpu` tests of intra-block versions.)"""
 from __future__ import annotations
 
 from futgen.core import internalise, ir
+from futgen.flatten.shared_layout import SharedLayout
 from futgen.frontend import check_source
 from futgen.gpu.check import check_program
 from futgen.gpu.ir import BLOCKS, SegMap
-from futgen.flatten.shared_layout import SharedLayout
 from futgen.pipeline import Options, run_passes
 
 

@@ -262,3 +262,20 @@ def test_transpose_by_tiles(b, shape: tuple[int, ...]) -> None:
         h = host.astype(dtype)
         np.testing.assert_array_equal(b.to_host(b.rearrange(b.from_host(h), perm)),
                                       np.transpose(h, perm))
+
+
+def test_a_deferred_transposition_is_made_when_read_and_settles_to_a_plain_array(b) -> None:
+    """A transposition is made only once its memory is asked for; `settled`
+    hands out a plain GPUArray, and `timed` makes results inside its region."""
+    from pycuda import gpuarray
+
+    h = np.arange(64 * 48, dtype=np.float32).reshape(64, 48)
+    x = b.from_host(h)
+    tr = b.rearrange(x, (1, 0))
+    assert "_make" in vars(tr)  # nothing launched yet
+    out = b.settled(tr)
+    assert type(out) is gpuarray.GPUArray and "_make" not in vars(tr)
+    np.testing.assert_array_equal(out.get(), h.T)
+    (late,), _ = b.timed(lambda: (b.rearrange(x, (1, 0)),))
+    assert "_make" not in vars(late)
+    np.testing.assert_array_equal(b.to_host(late), h.T)

@@ -61,6 +61,7 @@ from futgen.codegen.cuda.skeleton import (
 )
 from futgen.codegen.plan import CTYPES, DTYPES, KernelPlan
 from futgen.core import ir
+from futgen.flatten.shared_layout import SharedLayout
 from futgen.gpu.ir import (
     BLOCK,
     SHARED_ALIGN,
@@ -70,7 +71,6 @@ from futgen.gpu.ir import (
     block_ops,
     block_shared_arrays,
 )
-from futgen.flatten.shared_layout import SharedLayout
 
 MAX_BLOCK = 1024
 RUNS = 4  # elements per thread where the device is full many times over
