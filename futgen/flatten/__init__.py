@@ -91,7 +91,14 @@ from futgen.flatten.intra import (
     worth_intra,
 )
 from futgen.flatten.kernel import KernelBuilder, NotKernel, commutative_operator, inline
-from futgen.flatten.names import NameSource, free_vars, param_types, substitute, vnames
+from futgen.flatten.names import (
+    NameSource,
+    free_vars,
+    i64_product,
+    param_types,
+    substitute,
+    vnames,
+)
 from futgen.gpu.ir import (
     BlockFits,
     SegBinOp,
@@ -388,12 +395,7 @@ class _Flattener:
     def product(self, dims: tuple[ir.SubExp, ...]) -> tuple[list[ir.Stm], ir.SubExp]:
         """Host statements multiplying `dims`, and the product."""
         stms: list[ir.Stm] = []
-        acc = dims[0]
-        for d in dims[1:]:
-            v = self.names.fresh("par")
-            stms.append(ir.Stm((ir.Param(v, ir.Prim("i64")),), ir.BinOp("*", "i64", acc, d)))
-            acc = ir.Var(v)
-        return stms, acc
+        return stms, i64_product(dims, self.names, stms, "par")
 
     def writes(self, stm: ir.Stm) -> list[ir.Stm]:
         """A Scatter or Hist as a SegScatter or SegHist over its rows (rule 6),

@@ -39,7 +39,7 @@ from futgen.flatten.kernel import (
     View,
     commutative_operator,
 )
-from futgen.flatten.names import NameSource
+from futgen.flatten.names import NameSource, i64_op, i64_product
 from futgen.flatten.shared_layout import SharedLayout
 from futgen.gpu.ir import (
     BLOCK,
@@ -323,8 +323,8 @@ def intra_parallelism(op: SegMap, names: NameSource) -> tuple[list[ir.Stm], ir.S
     stms: list[ir.Stm] = []
     widest: ir.SubExp | None = None
     for inner in block_ops(op.body):
-        size = _product(inner.space.dims, names, stms)
-        widest = size if widest is None else _bin(stms, names, "max", widest, size)
+        size = i64_product(inner.space.dims, names, stms, "intra")
+        widest = size if widest is None else i64_op(stms, names, "max", widest, size, "intra")
     assert widest is not None
     return stms, widest
 
@@ -336,26 +336,11 @@ def shared_bytes(op: SegMap, names: NameSource) -> tuple[list[ir.Stm], ir.SubExp
     stms: list[ir.Stm] = []
     total: ir.SubExp = ir.Constant(0, "i64")
     for shape, itemsize in SharedLayout.of(op.body).slots:
-        size = _product((*shape, ir.Constant(itemsize, "i64")), names, stms)
-        padded = _bin(stms, names, "+", size, ir.Constant(SHARED_ALIGN - 1, "i64"))
-        aligned = _bin(stms, names, "&", padded, ir.Constant(-SHARED_ALIGN, "i64"))
-        total = _bin(stms, names, "+", total, aligned)
+        size = i64_product((*shape, ir.Constant(itemsize, "i64")), names, stms, "intra")
+        padded = i64_op(stms, names, "+", size, ir.Constant(SHARED_ALIGN - 1, "i64"), "intra")
+        aligned = i64_op(stms, names, "&", padded, ir.Constant(-SHARED_ALIGN, "i64"), "intra")
+        total = i64_op(stms, names, "+", total, aligned, "intra")
     return stms, total
-
-
-def _product(dims: tuple[ir.SubExp, ...], names: NameSource,
-             stms: list[ir.Stm]) -> ir.SubExp:
-    acc = dims[0]
-    for d in dims[1:]:
-        acc = _bin(stms, names, "*", acc, d)
-    return acc
-
-
-def _bin(stms: list[ir.Stm], names: NameSource, op: str, x: ir.SubExp,
-         y: ir.SubExp) -> ir.SubExp:
-    v = ir.Param(names.fresh("intra"), I64)
-    stms.append(ir.Stm((v,), ir.BinOp(op, "i64", x, y)))
-    return ir.Var(v.name)
 
 
 __all__ = ["NotIntra", "intra_parallelism", "intra_version", "loop_parallelism", "shared_bytes",

@@ -13,7 +13,7 @@ a use.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any
 
@@ -148,6 +148,23 @@ class NameSource:
         body more than once without breaking uniqueness)."""
         subst = {b: self.fresh(b.base) for b in binders(node)}
         return substitute(node, subst)
+
+
+def i64_op(stms: list[ir.Stm], names: NameSource, op: str, x: ir.SubExp, y: ir.SubExp,
+           base: str) -> ir.Var:
+    """`x op y` (i64) bound to a fresh `base` name by a statement appended to `stms`."""
+    v = names.fresh(base)
+    stms.append(ir.Stm((ir.Param(v, ir.Prim("i64")),), ir.BinOp(op, "i64", x, y)))
+    return ir.Var(v)
+
+
+def i64_product(dims: Sequence[ir.SubExp], names: NameSource, stms: list[ir.Stm],
+                base: str) -> ir.SubExp:
+    """The product of `dims`, by statements appended to `stms` (host code's sizes)."""
+    acc = dims[0]
+    for d in dims[1:]:
+        acc = i64_op(stms, names, "*", acc, d, base)
+    return acc
 
 
 def param_types(node: Any) -> dict[ir.VName, ir.Type]:

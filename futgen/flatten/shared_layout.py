@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from futgen.core import ir
-from futgen.flatten.names import free_vars
+from futgen.flatten.names import binders, free_vars
 from futgen.frontend.types import PRIM_DTYPES
 from futgen.gpu.ir import BLOCK, SegMap, SegRed, SegScan, block_shared_arrays
 
@@ -55,7 +55,7 @@ def _plan(body: ir.Body) -> SharedLayout:
     alias = _loop_aliases(body)
     born: dict[ir.VName, int] = {}
     for pos, stm in enumerate(body.stms):
-        for v in _binders(stm):
+        for v in binders(stm):  # nested ones too: bound, for the layout, where `stm` runs
             born.setdefault(v, pos)
     last = dict(born)
     for pos, stm in enumerate(body.stms):
@@ -88,22 +88,6 @@ def _plan(body: ir.Body) -> SharedLayout:
             holder.append(v)
         slot_of[v] = slot
     return SharedLayout(tuple(slots), slot_of)
-
-
-def _binders(stm: ir.Stm) -> list[ir.VName]:
-    """The arrays and scalars `stm` binds, at any depth (nested ones are
-    bound, for the layout, where their top-level statement runs)."""
-    out = [p.name for p in stm.pat]
-    match stm.exp:
-        case ir.Loop(merge, _, body):
-            out += [p.name for p, _ in merge] + _nested(body)
-        case ir.If(_, then_, else_, _):
-            out += _nested(then_) + _nested(else_)
-    return out
-
-
-def _nested(body: ir.Body) -> list[ir.VName]:
-    return [v for stm in body.stms for v in _binders(stm)]
 
 
 def _loop_aliases(body: ir.Body) -> dict[ir.VName, ir.VName]:

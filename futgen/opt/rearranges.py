@@ -54,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from futgen.core import ir
-from futgen.flatten.names import NameSource, free_vars, use_counts
+from futgen.flatten.names import NameSource, free_vars, i64_op, i64_product, use_counts
 from futgen.gpu.ir import (
     BLOCK,
     BLOCKS,
@@ -66,7 +66,7 @@ from futgen.gpu.ir import (
     block_ops,
 )
 from futgen.opt.effects import consumed_on_host
-from futgen.opt.parts import bodies, map_bodies
+from futgen.opt.parts import bodies, host_stms, map_bodies
 
 # Default of the `suff_transposed` guards: arrays of fewer elements (16 MiB
 # of f32, a third of an H100's or H200's L2 cache) are read through,
@@ -93,7 +93,8 @@ class _Fuser:
         self.names = names
         self.consumed = consumed_on_host(fun)
         self.sources: dict[ir.VName, Source] = {}
-        self.guards = 1 + max((int(m.group(1)) for name in _threshold_names(fun.body)
+        names_used = (s.exp.name for s in host_stms(fun.body) if isinstance(s.exp, ThresholdCmp))
+        self.guards = 1 + max((int(m.group(1)) for name in names_used
                                if (m := re.search(r"_(\d+)$", name))), default=-1)
 
     def function(self) -> ir.Function:
@@ -149,11 +150,10 @@ class _Fuser:
         sources`, the elements those of the largest source (a product of
         host sizes)."""
         stms: list[ir.Stm] = []
-        elements: ir.SubExp | None = None
-        for tr in strided:
-            n = self._elements(tr, stms)
-            elements = n if elements is None else self._bin(stms, "max", elements, n)
-        assert elements is not None
+        counts = [self._elements(tr, stms) for tr in strided]
+        elements = counts[0]
+        for n in counts[1:]:
+            elements = i64_op(stms, self.names, "max", elements, n, "elements")
         cond = self.names.fresh("suff_transposed")
         name = f"{self.fun.name}.suff_transposed_{self.guards}"
         self.guards += 1
@@ -171,30 +171,12 @@ class _Fuser:
     def _elements(self, tr: ir.VName, stms: list[ir.Stm]) -> ir.SubExp:
         """The elements of `tr`'s source, as host statements' product of its sizes."""
         src, perm = self.sources[tr]
-        acc: ir.SubExp | None = None
+        sizes = []
         for d in range(len(perm)):
             n = ir.Param(self.names.fresh("size"), ir.Prim("i64"))
             stms.append(ir.Stm((n,), ir.ArraySize(src, d)))
-            acc = ir.Var(n.name) if acc is None else self._bin(stms, "*", acc, ir.Var(n.name))
-        assert acc is not None
-        return acc
-
-    def _bin(self, stms: list[ir.Stm], op: str, x: ir.SubExp, y: ir.SubExp) -> ir.SubExp:
-        v = ir.Param(self.names.fresh("elements"), ir.Prim("i64"))
-        stms.append(ir.Stm((v,), ir.BinOp(op, "i64", x, y)))
-        return ir.Var(v.name)
-
-
-def _threshold_names(body: ir.Body) -> list[str]:
-    """The names of the tuning thresholds of host code `body`, at any depth."""
-    out = []
-    for stm in body.stms:
-        if isinstance(stm.exp, ThresholdCmp):
-            out.append(stm.exp.name)
-        if isinstance(stm.exp, ir.If | ir.Loop):
-            for inner in bodies(stm.exp):
-                out += _threshold_names(inner)
-    return out
+            sizes.append(ir.Var(n.name))
+        return i64_product(sizes, self.names, stms, "elements")
 
 
 def _not_worse(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...], inner: set[ir.VName]) -> bool:

@@ -10,6 +10,7 @@ from futgen.flatten.shared_layout import SharedLayout
 from futgen.frontend import check_source
 from futgen.gpu.check import check_program
 from futgen.gpu.ir import BLOCKS, SegMap
+from futgen.opt.parts import host_stms
 from futgen.pipeline import Options, run_passes
 
 
@@ -17,20 +18,10 @@ def _block_code(src: str) -> ir.Body:
     """The body of the (one) intra-block version of `main`."""
     prog = run_passes(internalise(check_source(src)), options=Options("incremental"))
     check_program(prog)
-    found = [e.body for e in _exps(prog.function("main").body)
-             if isinstance(e, SegMap) and e.level == BLOCKS]
+    found = [s.exp.body for s in host_stms(prog.function("main").body)
+             if isinstance(s.exp, SegMap) and s.exp.level == BLOCKS]
     assert len(found) == 1
     return found[0]
-
-
-def _exps(body: ir.Body):
-    for s in body.stms:
-        yield s.exp
-        if isinstance(s.exp, ir.If):
-            yield from _exps(s.exp.then_)
-            yield from _exps(s.exp.else_)
-        elif isinstance(s.exp, ir.Loop):
-            yield from _exps(s.exp.body)
 
 
 def _slots_by_op(body: ir.Body) -> list[int]:

@@ -161,18 +161,17 @@ def _vjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
 
     return rule
 
-def _jmp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
-    """`jmp f x dxs`: `jvp f x` of every seed in `dxs` (`jmp2`: `f x` too)."""
+def _seeded(both: bool, per_seed: Callable[..., list[ir.SubExp]]
+            ) -> Callable[[Internaliser, T.Type, Loc], Fn]:
+    """`g f x seeds`: `per_seed(it, lam, xs, seed, loc)` of every seed in
+    `seeds` (with `both`, `f x` too): `jmp`/`jmp2` by `jvp`, `mjp`/`mjp2`
+    by `vjp`."""
     def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
         def impl(args: list[Arg], ret: T.Type) -> V:
             (f, _), (x, xt), (seeds, _) = args
             lam, xs = _lambda(it, f, x, xt, loc), _flatten(x)
-
-            def jvp(row: list[ir.SubExp]) -> list[ir.SubExp]:
-                fw = Forward(it, loc)
-                return _tangent_values(fw, *fw.inline(lam, xs, list(row)))
-
-            out = map_rows(it, _flatten(seeds), jvp, "seeded")
+            out = map_rows(it, _flatten(seeds),
+                           lambda row: per_seed(it, lam, xs, list(row), loc), "seeded")
             if both:
                 out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
             return it.unflatten(ret, iter(out))
@@ -182,21 +181,15 @@ def _jmp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
     return rule
 
 
-def _mjp(both: bool) -> Callable[[Internaliser, T.Type, Loc], Fn]:
-    """`mjp f x ybars`: `vjp f x` of every seed in `ybars` (`mjp2`: `f x` too)."""
-    def rule(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
-        def impl(args: list[Arg], ret: T.Type) -> V:
-            (f, _), (x, xt), (seeds, _) = args
-            lam, xs = _lambda(it, f, x, xt, loc), _flatten(x)
-            out = map_rows(it, _flatten(seeds), lambda row: cotangents(it, lam, xs, row, loc),
-                           "seeded")
-            if both:
-                out = Forward(it, loc).inline(lam, xs, [None] * len(xs))[0] + out
-            return it.unflatten(ret, iter(out))
+def _jvp_of_seed(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp],
+                 seed: list[ir.SubExp], loc: Loc) -> list[ir.SubExp]:
+    fw = Forward(it, loc)
+    return _tangent_values(fw, *fw.inline(lam, xs, seed))
 
-        return Fn(ty, 3, impl)
 
-    return rule
+def _vjp_of_seed(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp],
+                 seed: list[ir.SubExp], loc: Loc) -> list[ir.SubExp]:
+    return cotangents(it, lam, xs, seed, loc)
 
 
 def _with_vjp(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
@@ -218,10 +211,10 @@ def _with_vjp(it: Internaliser, ty: T.Type, loc: Loc) -> Fn:
 
 RULES: dict[str, Callable[[Internaliser, T.Type, Loc], Fn]] = {
     "with_vjp": _with_vjp,
-    "jmp": _jmp(both=False),
-    "jmp2": _jmp(both=True),
-    "mjp": _mjp(both=False),
-    "mjp2": _mjp(both=True),
+    "jmp": _seeded(False, _jvp_of_seed),
+    "jmp2": _seeded(True, _jvp_of_seed),
+    "mjp": _seeded(False, _vjp_of_seed),
+    "mjp2": _seeded(True, _vjp_of_seed),
     "jvp": _jvp(both=False),
     "jvp2": _jvp(both=True),
     "vjp": _vjp(both=False),
