@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from futgen.codegen import numpy_kernels as nk
-from futgen.codegen.plan import DTYPES, KernelPlan, Launch, branch_conditions
+from futgen.codegen.plan import DTYPES, KernelPlan, Launch, TuningParam, branch_conditions
 from futgen.codegen.pysrc import (
     Emitter,
     emit_loop,
@@ -60,7 +60,7 @@ class HostCode:
     entry_functions: dict[str, str]  # entry point name -> method name
     plans: list[KernelPlan] = field(default_factory=list)
     # Tuning parameters of the plans: name -> (class, default, ancestor path, doc).
-    tuning_params: dict[str, tuple[str, int, tuple[str, ...], str]] = field(default_factory=dict)
+    tuning_params: dict[str, TuningParam] = field(default_factory=dict)
     # Entry points whose host code on CUDA does no NumPy arithmetic (only
     # allocations, launches and size reads): their calls skip np.errstate there.
     numpy_free_on_cuda: set[str] = field(default_factory=set)
@@ -84,7 +84,7 @@ class HostCompiler:
         self.types = _all_types(prog)
         self.name_source = NameSource(prog)
         self.counter = 0
-        self.tuning_params: dict[str, tuple[str, int, tuple[str, ...], str]] = {}
+        self.tuning_params: dict[str, TuningParam] = {}
         # Version guards: the variable bound to each one's outcome -> its
         # threshold; and the guards (threshold, branch) around the code
         # being compiled, which tuning parameters record as their path.
@@ -185,7 +185,7 @@ class HostCompiler:
             case gpu.ThresholdCmp(name, par, _, default):
                 self.guards[stm.pat[0].name] = name
                 self.tuning_params[name] = ("threshold", default, self.path(),
-                                            "parallelism from which the guarded version runs")
+                                            "parallelism from which the guarded version runs", {})
                 em.line(f"{names[0]} = self._tuning.guard({name!r}, {subexp(par)})")
             case gpu.BlockFits(size):
                 em.line(f"{names[0]} = b.block_fits(int({subexp(size)}))")
@@ -346,7 +346,8 @@ class HostCompiler:
                 name = self._public_name(t.key)
                 public[t.key] = name
                 under = gpu.path_entries((public[k], taken) for k, taken in t.under)
-                self.tuning_params[name] = ("threshold", t.default, self.path() + under, t.doc)
+                self.tuning_params[name] = ("threshold", t.default, self.path() + under, t.doc,
+                                            {})
                 guard = f"self._tuning.guard({name!r}, int({t.par}))"
                 reached = branch_conditions(t.under)
                 if t.requires is not None:
@@ -356,9 +357,15 @@ class HostCompiler:
                 em.line(f"{t.key} = {' and '.join([*reached, guard])}")
             for size in plan.block_sizes:
                 name = self._public_name(size.key)
-                self.tuning_params[name] = ("tblock_size", size.default, self.path(), size.doc)
+                self.tuning_params[name] = ("tblock_size", size.default, self.path(), size.doc,
+                                            {})
                 em.line(f"{size.key} = self._tuning.block_size({name!r})")
-            _emit_plan(em, plan, names)
+            tiles = {}
+            for tile in plan.tile_sizes:
+                tiles[tile.key] = name = self._public_name(tile.key)
+                self.tuning_params[name] = ("tile_size", tile.default, self.path(), tile.doc,
+                                            {"values": tile.values, "macro": tile.macro})
+            _emit_plan(em, plan, names, tiles)
             if plan.thresholds:
                 em.line(f"self._tuning.leave(b, {names[0]}_t)")
         with em.block("else:"):
@@ -395,23 +402,29 @@ class HostCompiler:
         return plan
 
 
-def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str]) -> None:
+def _emit_plan(em: Emitter, plan: KernelPlan, names: list[str],
+               tiles: dict[str, str]) -> None:
     """The host side of a kernel plan: allocate, launch in order, bind results.
     Consecutive launches of one condition share one `if`, inside which the
-    lets and temps of that condition come first."""
+    lets and temps of that condition come first.  A launch of a kernel with
+    tile sizes (key -> public name in `tiles`) notes that the call used them."""
+    def launch_lines(group: Iterable[Launch]) -> None:
+        for launch in group:
+            for key in launch.tile_sizes:
+                em.line(f"self._tuning.tile_size({tiles[key]!r})")
+            em.line(_launch_call(launch))
+
     _emit_setup(em, plan, None)
     ready = {None}  # the conditions whose lets and temps are bound
     for when, group in itertools.groupby(plan.launches, key=lambda la: la.when):
         if when is None:
-            for launch in group:
-                em.line(_launch_call(launch))
+            launch_lines(group)
             continue
         with em.block(f"if {when}:"):
             if when not in ready:
                 _emit_setup(em, plan, when)
                 ready.add(when)
-            for launch in group:
-                em.line(_launch_call(launch))
+            launch_lines(group)
     for name, (kind, temp) in zip(names, plan.results):
         em.line(f"{name} = {temp}" if kind == "array" else f"{name} = b.read_scalar({temp})")
     assert {t.when for t in plan.temps} | {w for *_, w in plan.lets} <= ready, \

@@ -38,7 +38,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from futgen import __version__ as futgen_version
 from futgen.codegen.host import HostCode, PlanSegOp, compile_host
-from futgen.codegen.plan import KernelPlan
+from futgen.codegen.plan import KernelPlan, TuningParam
 from futgen.codegen.resources import runtime_dir, templates_dir
 from futgen.core import ir
 from futgen.core.internalise import UNIT_PRIM
@@ -348,7 +348,9 @@ def build_package(src_path: str | Path, out_dir: str | Path, *, name: str | None
     (pkg / "__init__.py").write_text(_render_module(compiled, src_path, name, version,
                                                      backend_default, baked, tuning_path),
                                      encoding="utf-8")
-    (pkg / "kernels.cu").write_text(compiled.kernels_source, encoding="utf-8")
+    (pkg / "kernels.cu").write_text(
+        _baked_tile_sizes(compiled.kernels_source, compiled.host.tuning_params, baked),
+        encoding="utf-8")
     shutil.copy(Path(__file__).with_name("cpu_support.py"), pkg / "_cpu_support.py")
     shutil.copytree(runtime_dir(), pkg / "_futgen_runtime",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -367,7 +369,7 @@ def tuning_file(src_path: str | Path, tuning: str | Path | None,
     return beside if find_tuning and beside.is_file() else None
 
 
-def _baked_tuning(path: Path | None, params: dict[str, tuple[str, int, tuple[str, ...], str]],
+def _baked_tuning(path: Path | None, params: dict[str, TuningParam],
                   strict: bool) -> dict[str, int]:
     """The values of tuning file `path`, checked against the program's
     parameters.  An unknown name is an error that lists the known ones in a
@@ -378,8 +380,8 @@ def _baked_tuning(path: Path | None, params: dict[str, tuple[str, int, tuple[str
 
     if path is None:
         return {}
-    described = {name: {"class": cls, "default": default, "path": where}
-                 for name, (cls, default, where, _) in params.items()}
+    described = {name: {"class": cls, "default": default, "path": where, **extra}
+                 for name, (cls, default, where, _, extra) in params.items()}
     unknown: list[str] | None = None if strict else []
     values = read_tuning_file(path, described, unknown)
     if unknown:
@@ -387,6 +389,21 @@ def _baked_tuning(path: Path | None, params: dict[str, tuple[str, int, tuple[str
                       "program (written for another compiler, or before the program "
                       "changed?); `futgen autotune` writes a file for it", stacklevel=2)
     return values
+
+
+def _baked_tile_sizes(source: str, params: dict[str, TuningParam],
+                      baked: dict[str, int]) -> str:
+    """The kernels' source with the tile sizes of `baked` as their macros'
+    defaults (each kernel defines its own: `#define FUTGEN_TILE_<key> <n>`),
+    so the package's source and the images compiled from it hold the tuned
+    kernels."""
+    for name, value in baked.items():
+        cls, default, _, _, extra = params[name]
+        if cls == "tile_size" and value != default:
+            line = f"#define {extra['macro']} {default}\n"
+            assert source.count(line) == 1, line
+            source = source.replace(line, f"#define {extra['macro']} {value}\n")
+    return source
 
 
 def _check_replaceable(pkg: Path) -> None:
@@ -419,13 +436,14 @@ def _render_module(c: Compiled, src_path: str | Path, name: str, version: str,
         functions=[f.rstrip("\n") for f in c.host.functions])
 
 
-def _tuning_params_text(params: dict[str, tuple[str, int, tuple[str, ...], str]]) -> str:
-    """`TUNING_PARAMS` as a literal: name -> {class, default, path, doc}."""
+def _tuning_params_text(params: dict[str, TuningParam]) -> str:
+    """`TUNING_PARAMS` as a literal: name -> {class, default, path, doc, and
+    for tile sizes the values allowed and the kernels' macro}."""
     if not params:
         return "{}"
     rows = [f"    {name!r}: {{'class': {cls!r}, 'default': {default!r}, 'path': {path!r}, "
-            f"'doc': {doc!r}}},"
-            for name, (cls, default, path, doc) in sorted(params.items())]
+            f"'doc': {doc!r}{''.join(f', {k!r}: {v!r}' for k, v in extra.items())}}},"
+            for name, (cls, default, path, doc, extra) in sorted(params.items())]
     return "{\n" + "\n".join(rows) + "\n}"
 
 

@@ -96,6 +96,7 @@ class Launch:
     args: tuple[KArg, ...]
     shared_bytes: int | str = 0  # dynamic shared memory per block (or a host expression)
     when: str | None = None  # a host condition (over the plan's thresholds): launch if true
+    tile_sizes: tuple[str, ...] = ()  # keys of the plan's TileSizes compiled into the kernel
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +134,11 @@ def branch_conditions(guards: tuple[tuple[str, bool], ...]) -> list[str]:
     return [key if branch else f"not {key}" for key, branch in guards]
 
 
+# A package's tuning parameter: class, default, ancestor path, meaning, and
+# the class's further fields of TUNING_PARAMS.
+TuningParam = tuple[str, int, tuple[str, ...], str, dict]
+
+
 @dataclass(frozen=True, slots=True)
 class BlockSize:
     """A tunable block size: the host binds `key` to the instance's setting
@@ -144,6 +150,25 @@ class BlockSize:
     key: str
     default: int
     doc: str
+
+
+@dataclass(frozen=True, slots=True)
+class TileSize:
+    """A tunable tile size: a constant compiled into a kernel, the macro
+    `macro` (its `#define` gives `default`), which a package instance sets
+    with `-D` where its setting of `<function>.<base>_<k>` (class
+    `tile_size`) differs, compiling the kernels again.  `values` are those
+    the kernel's code allows (each fits its shared memory, divides its
+    loads among the block's threads)."""
+
+    key: str
+    default: int
+    values: tuple[int, ...]
+    doc: str
+
+    @property
+    def macro(self) -> str:
+        return f"FUTGEN_TILE_{self.key}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,3 +195,4 @@ class KernelPlan:
     # (host variable, Python expression, `when` as for temps), in order
     lets: tuple[tuple[str, str, str | None], ...] = ()
     block_sizes: tuple[BlockSize, ...] = ()
+    tile_sizes: tuple[TileSize, ...] = ()

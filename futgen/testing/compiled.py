@@ -173,9 +173,9 @@ class CompiledPackage:
         """(threshold, parallelism, taken) of each guard of the instance's last call."""
         return self.instance.last_guards
 
-    def last_block_sizes(self) -> list[str]:
-        """The block sizes the instance's last call used."""
-        return self.instance.last_block_sizes
+    def last_sizes(self) -> list[str]:
+        """The block and tile sizes the instance's last call used."""
+        return self.instance.last_sizes
 
     def device_name(self) -> str:
         with self._compiler_errors():

@@ -36,10 +36,12 @@ the same branch at every guard evaluation it logged, since it then runs the
 same versions.  The runs are counted and printed; for a given outcome of
 the comparisons, their number is fixed.
 
-Block sizes (class `tblock_size`) are not monotone in anything the program
-shows, so after the thresholds each one a run used is tried at every
-candidate size on the datasets that use it (`tune_block_sizes`).  Tile
-sizes are fixed when the package is built and are not tuned.
+Block sizes (class `tblock_size`) and tile sizes (`tile_size`, each with
+the values its kernel allows) are not monotone in anything the program
+shows: a larger tile saves loads and barriers until it costs occupancy or
+spills registers, so no threshold argument orders them.  After the
+thresholds, each one a run used is tried at every candidate value on the
+datasets that use it (`tune_sizes`), a small exhaustive search per kernel.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class Measurement:
     guards: tuple[tuple[str, int], ...] = ()
     why: str = ""
     regions: tuple[tuple[str, int, float], ...] = ()
-    block_sizes: tuple[str, ...] = ()  # the block sizes its launches used
+    sizes: tuple[str, ...] = ()  # the block and tile sizes its launches used
 
 
 # (dataset, thresholds) -> a run of the dataset with those thresholds.
@@ -116,7 +118,7 @@ class Tuned:
 
 @dataclass
 class SizeTuned:
-    """What tuning found for one block size: the chosen value and each
+    """What tuning found for one block or tile size: the chosen value and each
     candidate's time relative to the default (geometric mean over the
     datasets that use it; inf where a run failed)."""
 
@@ -130,12 +132,12 @@ class TuneResult:
     thresholds: list[Tuned]
     runs: int
     log: list[str]
-    block_sizes: list[SizeTuned] = field(default_factory=list)
+    sizes: list[SizeTuned] = field(default_factory=list)
 
     @property
     def values(self) -> dict[str, int]:
         found = {t.name: t.value for t in self.thresholds if t.value is not None}
-        return {**found, **{b.name: b.value for b in self.block_sizes}}
+        return {**found, **{b.name: b.value for b in self.sizes}}
 
 
 class _Runs:
@@ -216,16 +218,21 @@ def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
 BLOCK_SIZES = (64, 128, 256, 512, 1024)
 
 
-def tune_block_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
-                     thresholds: Mapping[str, int], noise: float = NOISE,
-                     say: Callable[[str], None] | None = None) -> tuple[list[SizeTuned], int]:
-    """After the thresholds (their values `thresholds`): each block size some
-    dataset's run uses, by trying every candidate of BLOCK_SIZES on the
-    datasets that use it, the others at their values so far.  Block sizes
-    are not monotone in anything the program shows, so this is a small
-    exhaustive search per kernel, not the thresholds' algorithm.  A
-    candidate replaces the default only if its geometric mean time relative
-    to the default's is below 1 - `noise`.  (the sizes, the runs made)"""
+def candidates(param: Mapping) -> tuple[int, ...]:
+    """The values tried for a size: a tile size's allowed ones, else BLOCK_SIZES."""
+    return tuple(param.get("values", BLOCK_SIZES))
+
+
+def tune_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
+               thresholds: Mapping[str, int], noise: float = NOISE,
+               say: Callable[[str], None] | None = None) -> tuple[list[SizeTuned], int]:
+    """After the thresholds (their values `thresholds`): each block or tile
+    size some dataset's run uses, by trying every `candidates` value on the
+    datasets that use it, the others at their values so far.  Sizes are not
+    monotone in anything the program shows, so this is a small exhaustive
+    search per kernel, not the thresholds' algorithm.  A candidate replaces
+    the default only if its geometric mean time relative to the default's
+    is below 1 - `noise`.  (the sizes, the runs made)"""
     done: dict[tuple[str, tuple], Measurement] = {}
 
     def measure(d: str, setting: dict[str, int]) -> Measurement:
@@ -237,14 +244,14 @@ def tune_block_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Ru
     setting = {**thresholds, **{name: int(p["default"]) for name, p in params.items()}}
     users: dict[str, list[str]] = {}
     for d in datasets:
-        for name in measure(d, setting).block_sizes:
+        for name in measure(d, setting).sizes:
             users.setdefault(name, []).append(d)
     found = []
     for name in sorted(users):
         default = int(params[name]["default"])
         base = {d: measure(d, setting).time for d in users[name]}
         relative = {}
-        for c in BLOCK_SIZES:
+        for c in candidates(params[name]):
             times = {d: measure(d, {**setting, name: c}).time for d in users[name]}
             ratios = [times[d] / base[d] if times[d] and base[d] else float("inf")
                       for d in users[name]]
@@ -442,7 +449,7 @@ def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],
         per = "; ".join(f"{d}: {i}" for d, i in t.intervals.items())
         lost = f"; conflict, not served: {', '.join(t.left_out)}" if t.left_out else ""
         lines.append(f"-- {t.name}: {t.interval} ({per}){lost}")
-    for b in result.block_sizes:
+    for b in result.sizes:
         shown = ", ".join(f"{c}: {r:.2f}" for c, r in b.relative.items())
         lines.append(f"-- {b.name}: time relative to the default {params[b.name]['default']}: "
                      f"{shown}")

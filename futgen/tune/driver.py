@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from futgen_runtime.tuning import GUARD_MARK, TBLOCK_SIZE
+from futgen_runtime.tuning import GUARD_MARK, TBLOCK_SIZE, TILE_SIZE
 
 from futgen.tune import NOISE, check_runs
 from futgen.tune.autotune import (
     Measurement,
     TuneResult,
     tune,
-    tune_block_sizes,
+    tune_sizes,
     tuning_file_text,
 )
 from futgen.tune.bench import Dataset
@@ -67,7 +67,7 @@ class PackageRunner:
         except Exception as e:  # noqa: BLE001 - a failing version loses, whatever the cause
             return Measurement(None, self._guards(), f"{type(e).__name__}: {e}")
         return Measurement(min(times), guards, regions=regions,
-                           block_sizes=tuple(self.pkg.last_block_sizes()))
+                           sizes=tuple(self.pkg.last_sizes()))
 
     def _guards(self) -> tuple[tuple[str, int], ...]:
         return tuple((name, par) for name, par, _ in self.pkg.last_guards())
@@ -104,9 +104,9 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
                   if p["class"] == "threshold" and (strategies or GUARD_MARK in name)}
     runner = PackageRunner(pkg, chosen, runs, timeout, tolerance, profile=method == "profile")
     result = tune(thresholds, list(chosen), runner, noise=noise, method=method, say=say)
-    sizes = {name: p for name, p in every.items() if p["class"] == TBLOCK_SIZE}
+    sizes = {name: p for name, p in every.items() if p["class"] in (TBLOCK_SIZE, TILE_SIZE)}
     if sizes:
-        result.block_sizes, size_runs = tune_block_sizes(
+        result.sizes, size_runs = tune_sizes(
             sizes, list(chosen), runner, {**result.values}, noise, say)
         result.runs += size_runs
     if runner.wrong:

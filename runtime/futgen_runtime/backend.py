@@ -48,12 +48,14 @@ class Backend(Protocol):
     def elapsed_us(self, start: Any, end: Any) -> float: ...
     def sync(self) -> None: ...
     def check(self) -> None: ...
+    def use_defines(self, defines: Mapping[str, int]) -> None: ...
 
 
 def make_backend(kind: str = "auto", *, device: int | str | None = None,
                  kernels_source: str = "", kernel_images: Mapping[str, bytes] | None = None,
                  errors: Mapping[int, tuple[str, str]] | None = None,
-                 cache_dir: str | None = None) -> Backend:
+                 cache_dir: str | None = None,
+                 defines: Mapping[str, int] | None = None) -> Backend:
     """A backend of `kind`: "cuda", "cpu", or "auto" (CUDA if possible, else CPU).
 
     "auto" falls back to the CPU with one line on stderr saying why, so a
@@ -67,7 +69,8 @@ def make_backend(kind: str = "auto", *, device: int | str | None = None,
         from .cuda import CudaBackend
 
         return CudaBackend(device=device, kernels_source=kernels_source,
-                           kernel_images=kernel_images, errors=errors, cache_dir=cache_dir)
+                           kernel_images=kernel_images, errors=errors, cache_dir=cache_dir,
+                           defines=defines)
     except Exception as e:
         if kind == "cuda":
             raise FutgenError(f"the CUDA backend is not available here: {_reason(e)} "

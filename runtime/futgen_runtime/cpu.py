@@ -50,6 +50,9 @@ class CpuBackend:
     def __init__(self, *, errors: ErrorTable | None = None) -> None:
         self.errors = dict(errors or {})
 
+    def use_defines(self, defines: Mapping[str, int]) -> None:
+        """Tile sizes shape CUDA kernels only."""
+
     @staticmethod
     def is_contiguous(x: np.ndarray) -> bool:
         return bool(x.flags.c_contiguous)

@@ -26,7 +26,7 @@ import pycuda.driver as cuda
 from pycuda import gpuarray
 from pycuda.tools import DeviceMemoryPool
 
-from .compile import compile_cubin
+from .compile import DEFAULT_OPTIONS, compile_cubin
 from .errors import FAILURE_ARGS, FutharkError
 from .indexing import (
     Index,
@@ -106,7 +106,8 @@ class CudaBackend:
     def __init__(self, *, device: int | str | None = None, kernels_source: str = "",
                  kernel_images: Mapping[str, bytes] | None = None,
                  errors: Mapping[int, tuple[str, str]] | None = None,
-                 cache_dir: str | Path | None = None) -> None:
+                 cache_dir: str | Path | None = None,
+                 defines: Mapping[str, int] | None = None) -> None:
         cuda.init()
         self.device = _choose_device(device)
         self.arch = "sm_{}{}".format(*self.device.compute_capability())
@@ -147,7 +148,10 @@ class CudaBackend:
         self._kernels: dict[tuple[str, str], _Kernel] = {}
         self._array_templates: dict[tuple, dict] = {}
         self.kernel_origin = "none"  # "cubin", "ptx", "cache" or "compiled": for diagnostics
-        self._module = self._load_program(kernels_source, kernel_images or {})
+        self._source, self._images = kernels_source, dict(kernel_images or {})
+        self._programs: dict[tuple, Any] = {}  # the program's modules, by defines
+        self._defines: dict[str, int] = dict(defines or {})
+        self._module = self._load_program(self._defines)
         self._builtins: Any = None
 
     # ------------------------------------------------------------ context, memory
@@ -245,22 +249,42 @@ class CudaBackend:
 
     # ------------------------------------------------------------ kernels
 
-    def _load_program(self, source: str, images: Mapping[str, bytes]) -> Any:
-        """The program's module: a shipped cubin for this arch, else PTX, else compiled source."""
-        for key, origin in ((self.arch, "cubin"), ("ptx", "ptx")):
-            if key in images:
-                try:
-                    module = cuda.module_from_buffer(images[key])
-                except cuda.Error:
-                    continue
-                self.kernel_origin = origin
-                return module
-        if not source.strip():
-            return None
-        return self._compile(source, record=True)
+    def _load_program(self, defines: Mapping[str, int]) -> Any:
+        """The program's module compiled with `defines`: a shipped cubin for
+        this arch, else PTX (both built without defines), else the source
+        compiled (cached on disk)."""
+        key = tuple(sorted(defines.items()))
+        if key in self._programs:
+            return self._programs[key]
+        module = None
+        for image, origin in ((self.arch, "cubin"), ("ptx", "ptx")):
+            if key or image not in self._images:
+                continue
+            try:
+                module = cuda.module_from_buffer(self._images[image])
+            except cuda.Error:
+                continue
+            self.kernel_origin = origin
+            break
+        if module is None and self._source.strip():
+            options = (*DEFAULT_OPTIONS, *(f"-D{name}={value}" for name, value in key))
+            module = self._compile(self._source, options, record=True)
+        self._programs[key] = module
+        return module
 
-    def _compile(self, source: str, record: bool = False) -> Any:
-        cubin, hit = compile_cubin(source, self.arch, cache_dir=self.cache_dir)
+    def use_defines(self, defines: Mapping[str, int]) -> None:
+        """Run the program's kernels compiled with the macros `defines` (tile
+        sizes tuned apart from the package's), compiling them if new."""
+        if dict(defines) == self._defines:
+            return
+        with self._current():
+            self._module = self._load_program(defines)
+        self._defines = dict(defines)
+        self._kernels.clear()
+
+    def _compile(self, source: str, options: Sequence[str] = DEFAULT_OPTIONS,
+                 record: bool = False) -> Any:
+        cubin, hit = compile_cubin(source, self.arch, options, cache_dir=self.cache_dir)
         if record:
             self.kernel_origin = "cache" if hit else "compiled"
         return cuda.module_from_buffer(cubin)

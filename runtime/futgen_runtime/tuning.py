@@ -12,8 +12,13 @@ whose defaults are the global default threshold) that the same source does
 not name; the strategy thresholds keep their own defaults.  So is
 `default_tblock_size`, for every block size (class `tblock_size`: the
 kernels whose code does not depend on it; a multiple of 32 from 32 to
-1024).  Tile sizes are fixed when a package is built, so `default_tile_size`
-is refused with that reason.
+1024).  Tile sizes (class `tile_size`) are constants compiled into their
+kernels, each with the values its kernel allows (`values` in
+TUNING_PARAMS): an instance whose tile sizes differ from those the
+package's kernels were built with (`TUNING`'s, else the defaults) compiles
+its kernels again with `-D<macro>=<value>` (`defines`; cached on disk, and
+it needs nvcc).  A tile size means something different in each kernel, so
+Futhark's `default_tile_size` is refused with that reason.
 
 A version guard (`Tuning.guard`) takes its version when the threshold is at
 most the parallelism the version exploits.  With logging on (`log=True` or
@@ -51,6 +56,9 @@ class Tuning:
         self.params = params
         self.values = {name: int(p["default"]) for name, p in params.items()}
         self._apply(_checked(baked, params, "TUNING"))
+        # The tile sizes the package's kernels (source and images) were built with.
+        self.built = {name: self.values[name] for name, p in params.items()
+                      if p["class"] == TILE_SIZE}
         path = os.environ.get("FUTGEN_TUNING")
         if path:
             self._apply(read_tuning_file(path, params))
@@ -61,19 +69,29 @@ class Tuning:
         self.guards: list[tuple[str, int, bool]] = []
         # (index in guards, backend, start mark, end mark) of each timed region.
         self._spans: list[tuple[int, Any, Any, Any]] = []
-        # The block sizes the last call's launches read.
-        self.blocks_read: set[str] = set()
+        # The block and tile sizes the last call's launches used.
+        self.sizes_used: set[str] = set()
 
     def start_call(self) -> None:
-        """Forget the last call's guards, regions and block sizes."""
+        """Forget the last call's guards, regions and sizes."""
         self.guards.clear()
         self._spans.clear()
-        self.blocks_read.clear()
+        self.sizes_used.clear()
 
     def block_size(self, name: str) -> int:
         """Block size `name`'s value, noting that the call used it."""
-        self.blocks_read.add(name)
+        self.sizes_used.add(name)
         return self.values[name]
+
+    def tile_size(self, name: str) -> None:
+        """Note that the call launched a kernel compiled with tile size `name`."""
+        self.sizes_used.add(name)
+
+    def defines(self) -> dict[str, int]:
+        """The macros to compile the kernels with: the tile sizes set apart
+        from those the package was built with."""
+        return {self.params[name]["macro"]: self.values[name]
+                for name, built in self.built.items() if self.values[name] != built}
 
     def set(self, values: Mapping[str, int]) -> None:
         """Set parameters after creation, checked as `tuning=` is."""
@@ -138,8 +156,8 @@ def _env_flag(name: str) -> bool:
 def read_tuning_file(path: str | Path, params: Mapping[str, Mapping],
                      unknown: list[str] | None = None) -> dict[str, int]:
     """The `name=value` lines of tuning file `path`, checked against `params`;
-    names `params` lacks (and tile sizes, which futgen fixes when it builds)
-    are an error, or, given the list `unknown`, put there and left out."""
+    names `params` lacks (and `default_tile_size`) are an error, or, given
+    the list `unknown`, put there and left out."""
     values: dict[str, int] = {}
     text = Path(path).read_text(encoding="utf-8")
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -154,7 +172,7 @@ def read_tuning_file(path: str | Path, params: Mapping[str, Mapping],
         values[name] = int(value)
     if unknown is not None:
         # Leniently read (a file found beside the program, maybe Futhark's own),
-        # a tile size, which futgen fixes when it builds, is left out too.
+        # Futhark's default_tile_size is left out too.
         known = set(params) | {DEFAULT_THRESHOLD, DEFAULT_TBLOCK_SIZE}
         unknown += [name for name in values if name not in known]
         values = {name: v for name, v in values.items() if name in known}
@@ -164,6 +182,7 @@ def read_tuning_file(path: str | Path, params: Mapping[str, Mapping],
 DEFAULT_THRESHOLD = "default_threshold"
 DEFAULT_TBLOCK_SIZE = "default_tblock_size"
 TBLOCK_SIZE = "tblock_size"  # the class of block sizes
+TILE_SIZE = "tile_size"  # the class of tile sizes
 GUARD_MARK = ".suff_"  # in the names of version guards (suff_outer_par, suff_intra_par)
 _FIXED = ("default_tile_size",)
 
@@ -172,8 +191,9 @@ def _checked(values: Mapping[str, int], params: Mapping[str, Mapping],
              source: str) -> dict[str, int]:
     fixed = sorted(set(values) & set(_FIXED))
     if fixed:
-        raise FutgenError(f"{source}: {', '.join(fixed)} cannot be tuned: tile sizes "
-                          "are fixed when the package is built")
+        raise FutgenError(f"{source}: {', '.join(fixed)} cannot be set: futgen's tile sizes "
+                          "mean something different in each kernel; set them by name "
+                          "(class tile_size in TUNING_PARAMS)")
     unknown = sorted(set(values) - set(params) - {DEFAULT_THRESHOLD, DEFAULT_TBLOCK_SIZE})
     if unknown:
         known = ", ".join(sorted(params)) or "none"
@@ -186,4 +206,9 @@ def _checked(values: Mapping[str, int], params: Mapping[str, Mapping],
         if is_block and not (32 <= v <= 1024 and v % 32 == 0):
             raise FutgenError(f"{source}: block size {name} must be a multiple of 32 from 32 "
                               f"to 1024, got {v}")
+        allowed = params.get(name, {}).get("values")
+        if allowed is not None and v not in allowed:
+            raise FutgenError(f"{source}: tile size {name} must be one of "
+                              f"{', '.join(map(str, allowed))} (those its kernel allows), "
+                              f"got {v}")
     return {name: int(v) for name, v in values.items()}

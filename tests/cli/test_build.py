@@ -101,6 +101,34 @@ def test_tuning_files_are_baked_into_the_module(tmp_path, capsys):
     assert "nope: no such tuning file" in capsys.readouterr().err
 
 
+def test_tuned_tile_sizes_are_compiled_into_the_kernels_source(tmp_path, capsys):
+    """A tile size is a constant of its kernel: the package's kernels.cu (and
+    the images a wheel compiles from it) hold the tuned value, so instances
+    with the package's values compile nothing; other values are defines."""
+    src = tmp_path / "products.fut"
+    shutil.copy(ROOT / "tests" / "programs" / "tune" / "products.fut", src)
+    assert main(["build", str(src), "-o", str(tmp_path / "plain"), "--backend", "cpu"]) == 0
+    params = import_package(tmp_path / "plain").TUNING_PARAMS
+    name, tile = next((n, p) for n, p in sorted(params.items()) if p["class"] == "tile_size"
+                      and len(p["values"]) > 1)
+    value = max(v for v in tile["values"] if v != tile["default"])
+    (tmp_path / "products.fut.tuning").write_text(f"{name}={value}\n")
+    pkg = tmp_path / "tuned"
+    assert main(["build", str(src), "-o", str(pkg), "--backend", "cpu"]) == 0
+    kernels = (pkg / "kernels.cu").read_text()
+    assert f"#define {tile['macro']} {value}\n" in kernels
+    assert f"#define {tile['macro']} {tile['default']}\n" not in kernels
+    module = import_package(pkg)
+    assert module.TUNING == {name: value}
+    assert module.Tuned()._tuning.defines() == {}
+    lib = module.Tuned(tuning={name: tile["default"]})
+    assert lib._tuning.defines() == {tile["macro"]: tile["default"]}
+    (tmp_path / "products.fut.tuning").write_text(f"{name}=3\n")
+    assert main(["build", str(src), "-o", str(pkg), "--backend", "cpu"]) == 1
+    assert (f"tile size {name} must be one of {', '.join(map(str, tile['values']))}"
+            in capsys.readouterr().err)
+
+
 def test_wheels_carry_the_tuned_values(tmp_path, capsys):
     src = tmp_path / "products.fut"
     shutil.copy(ROOT / "tests" / "programs" / "tune" / "products.fut", src)

@@ -406,6 +406,29 @@ def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
             assert tiled[2:] == [" and ".join(k for k, _ in whole)]
 
 
+def test_tiled_kernels_compile_with_every_tile_size_they_allow(tmp_path: Path) -> None:
+    """Each tiled kernel's launch names its tunable chunk length; the values
+    it allows divide the chunk's loads among the block and fit its shared
+    memory, and nvcc compiles every one (all kernels at once at the smallest
+    allowed, then at the largest)."""
+    plans = [p for ps in _plans(ROOT / "tests" / "programs" / "kernels" / "products.fut").values()
+             for p in ps]
+    tiles = [t for p in plans for t in p.tile_sizes]
+    tiled = [la for p in plans for la in p.launches
+             if "segmap_tiled" in la.kernel or la.kernel.startswith("segmap_split")
+             and not la.kernel.endswith("_combine")]
+    assert len(tiles) == len(tiled) > 0
+    assert all(len(la.tile_sizes) == 1 for la in tiled)
+    assert {la.tile_sizes[0] for la in tiled} == {t.key for t in tiles}
+    source = render_kernels_file(plans)
+    for t in tiles:
+        assert t.default in t.values and set(t.values) <= {8, 16, 32}
+        assert source.count(f"#define {t.macro} {t.default}\n") == 1
+    for pick in (min, max):
+        defines = "".join(f"#define {t.macro} {pick(t.values)}\n" for t in tiles)
+        nvcc_check(defines + source, tmp_path)
+
+
 def _tiling_of(src: str):
     """The tiling of the one SegMap of program `src` (None if not tileable)."""
     from futgen.codegen.cuda.tiling import tileable

@@ -74,7 +74,30 @@ def test_block_sizes_are_read_and_every_valid_size_gives_the_same_results() -> N
         pkg.set_tuning({outer: 0, tile: 2_000_000_000, **dict.fromkeys(sizes, size)})
         (c,), _ = pkg.time_calls("main", [a, b], 1)
         np.testing.assert_allclose(c, a @ b, rtol=1e-4)
-        assert pkg.last_block_sizes() == sizes
+        assert pkg.last_sizes() == sizes
+
+
+@pytest.mark.parametrize("shape", [(256, 300, 256), (1024, 517, 1000)],
+                         ids=["split", "tiled"])
+def test_every_tile_size_a_kernel_allows_gives_the_same_results(shape) -> None:
+    """Tile sizes are compiled into the kernels: setting one compiles them
+    again with its define, and the call launches the kernel built with it."""
+    pkg = compile_package(str(PRODUCTS), "cuda", find_tuning=False)
+    params = pkg.module.TUNING_PARAMS
+    outer = next(k for k in params if ".suff_outer_par" in k)
+    n, m, p = shape
+    rng = np.random.default_rng(5)
+    a, b = rng.random((n, m), dtype=np.float32), rng.random((m, p), dtype=np.float32)
+    pkg.set_tuning({outer: 0})  # the outer version: the tiled SegMap
+    (want,), _ = pkg.time_calls("main", [a, b], 1)
+    np.testing.assert_allclose(want, a @ b, rtol=1e-4)
+    used = [k for k in pkg.last_sizes() if params[k]["class"] == "tile_size"]
+    assert len(used) == 1
+    for value in params[used[0]]["values"]:
+        pkg.set_tuning({outer: 0, used[0]: value})
+        (got,), _ = pkg.time_calls("main", [a, b], 1)
+        assert used[0] in pkg.last_sizes()
+        np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
 def test_intra_block_kernels_give_the_same_results_with_their_blocks_capped() -> None:
@@ -96,7 +119,7 @@ def test_intra_block_kernels_give_the_same_results_with_their_blocks_capped() ->
         got = [pkg.time_calls(entry, args, 1)[0] for entry, args in calls]
         assert {name for name, _, taken in pkg.last_guards() if taken} >= {
             k for k in intra if k.startswith("recurrences.suff_intra")}
-        assert any(k.startswith("recurrences.intra_tblock_size") for k in pkg.last_block_sizes())
+        assert any(k.startswith("recurrences.intra_tblock_size") for k in pkg.last_sizes())
         if not wanted:
             wanted = got
             continue

@@ -81,9 +81,9 @@ def test_default_threshold_sets_the_guards_a_source_does_not_name(tmp_path, monk
     assert t.values["main.suff_outer_par_0"] == 1 and t.values["main.suff_intra_par_2"] == 1
 
 
-def test_tile_sizes_are_refused_with_the_reason(tmp_path):
-    with pytest.raises(FutgenError, match=r"tuning=: default_tile_size cannot be tuned: tile "
-                                          r"sizes are fixed when the package is built"):
+def test_default_tile_size_is_refused_with_the_reason(tmp_path):
+    with pytest.raises(FutgenError, match=r"tuning=: default_tile_size cannot be set: futgen's "
+                                          r"tile sizes mean something different in each kernel"):
         Tuning(PARAMS, {}, {"default_tile_size": 256})
     # A file found beside a program may be Futhark's own: its tile sizes are left out.
     f = tmp_path / "prog.fut.tuning"
@@ -112,3 +112,28 @@ def test_block_sizes_must_be_multiples_of_32_up_to_1024(value):
         with pytest.raises(FutgenError, match=rf"tuning=: block size {name} must be a multiple "
                                               rf"of 32 from 32 to 1024, got {value}"):
             Tuning(BLOCKS, {}, {name: value})
+
+
+TILES = {**PARAMS, "main.segmap_tile_size_2": {
+    "class": "tile_size", "default": 8, "path": (), "doc": "", "values": (8, 16, 32),
+    "macro": "FUTGEN_TILE_segmap_tile_size_7"}}
+
+
+def test_tile_sizes_compile_the_kernels_with_defines_apart_from_the_built_ones():
+    assert Tuning(TILES, {}).defines() == {}
+    t = Tuning(TILES, {}, {"main.segmap_tile_size_2": 32})
+    assert t.defines() == {"FUTGEN_TILE_segmap_tile_size_7": 32}
+    # Baked values are in the package's kernels already (source and images).
+    baked = Tuning(TILES, {"main.segmap_tile_size_2": 16})
+    assert baked.defines() == {}
+    baked.set({"main.segmap_tile_size_2": 8})
+    assert baked.defines() == {"FUTGEN_TILE_segmap_tile_size_7": 8}
+    baked.tile_size("main.segmap_tile_size_2")
+    assert baked.sizes_used == {"main.segmap_tile_size_2"}
+
+
+def test_tile_sizes_must_be_values_their_kernel_allows():
+    with pytest.raises(FutgenError, match=r"tuning=: tile size main.segmap_tile_size_2 must be "
+                                          r"one of 8, 16, 32 \(those its kernel allows\), "
+                                          r"got 12"):
+        Tuning(TILES, {}, {"main.segmap_tile_size_2": 12})

@@ -12,7 +12,7 @@ from futgen.tune.autotune import (
     Measurement,
     SizeTuned,
     tune,
-    tune_block_sizes,
+    tune_sizes,
     tuning_file_text,
 )
 
@@ -235,9 +235,9 @@ def test_block_sizes_are_searched_on_the_datasets_that_use_them() -> None:
         used = ("k.segmap_tblock_size_1", "k.segmap_tblock_size_2")
         one = 100.0 * (1 + abs(tuning["k.segmap_tblock_size_1"] - best[d]) / 1024)
         two = 50.0 * (1 + 0.01 * (tuning["k.segmap_tblock_size_2"] != 256))
-        return Measurement(one + two, block_sizes=used if d == "a" else used[:1])
+        return Measurement(one + two, sizes=used if d == "a" else used[:1])
 
-    found, runs = tune_block_sizes(params, ["a", "b"], program, {})
+    found, runs = tune_sizes(params, ["a", "b"], program, {})
     values = {f.name: f.value for f in found}
     # Kernel 3 never runs; kernel 2 gains nothing beyond the noise: its default stays.
     assert values == {"k.segmap_tblock_size_1": 512, "k.segmap_tblock_size_2": 256}
@@ -279,7 +279,7 @@ def test_the_tuning_file_lists_block_sizes_with_their_relative_times() -> None:
               "k.segmap_tblock_size_1": {"class": "tblock_size", "default": 256, "path": ()}}
     program = Variant(cut=170)
     result = tune({"t": params["t"]}, ["d"], program, noise=0.0)
-    result.block_sizes = [SizeTuned("k.segmap_tblock_size_1", 512, {64: 1.2, 512: 0.9})]
+    result.sizes = [SizeTuned("k.segmap_tblock_size_1", 512, {64: 1.2, 512: 0.9})]
     text = tuning_file_text(result, params, [])
     assert "-- k.segmap_tblock_size_1: time relative to the default 256: 64: 1.20, 512: 0.90" \
         in text

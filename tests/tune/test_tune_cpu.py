@@ -241,11 +241,11 @@ def test_autotune_tunes_the_block_sizes_runs_use(monkeypatch) -> None:
         [size] = [k for k in self.pkg.module.TUNING_PARAMS if "tblock_size" in k]
         block = tuning.get(size, 256)
         guards = tuple((k, 1000) for k in tuning if ".suff_" in k)
-        return Measurement(100.0 + abs(block - 128) / 8, guards, block_sizes=(size,))
+        return Measurement(100.0 + abs(block - 128) / 8, guards, sizes=(size,))
 
     monkeypatch.setattr(driver.PackageRunner, "__call__", run)
     result, text = driver.autotune(str(PRODUCTS), "cpu", runs=1)
-    [size] = result.block_sizes
+    [size] = result.sizes
     assert size.value == 128 and size.relative[128] < 1
     assert f"{size.name}=128" in text.splitlines()
     assert f"-- {size.name}: time relative to the default 256:" in text

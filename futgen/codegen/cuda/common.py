@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
 from futgen.codegen.cuda.lower import ErrorTable, KernelLowering, c_name
-from futgen.codegen.plan import CTYPES, BlockSize, KernelPlan, Launch, Temp, Threshold
+from futgen.codegen.plan import CTYPES, BlockSize, KernelPlan, Launch, Temp, Threshold, TileSize
 from futgen.core import ir
 from futgen.gpu.ir import SegBinOp
 
@@ -53,6 +53,7 @@ class SegCompile:
     sources: list[str] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
     block_sizes: list[BlockSize] = field(default_factory=list)
+    tile_sizes: list[TileSize] = field(default_factory=list)
     lets: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def lowering(self) -> KernelLowering:
@@ -113,14 +114,21 @@ class SegCompile:
         self.block_sizes.append(BlockSize(key, default, doc))
         return key
 
+    def tile_size(self, base: str, doc: str, default: int, values: Sequence[int]) -> TileSize:
+        """A new tunable tile size (`TileSize`): the kernel's source names its
+        macro, and its launches list its key (`add_kernel`'s `tile_sizes`)."""
+        size = TileSize(self.fresh(base), default, tuple(values), doc)
+        self.tile_sizes.append(size)
+        return size
+
     def add_kernel(self, name: str, source: str, low: KernelLowering, threads: str,
                    block: int | str = BLOCK, when: str | None = None,
-                   shared_bytes: int | str = 0) -> None:
+                   shared_bytes: int | str = 0, tile_sizes: Sequence[TileSize] = ()) -> None:
         """Records a kernel rendered elsewhere (a skeleton) and its launch."""
         self.sources.append(source)
         self.launches.append(Launch(name, threads, block,
                                     tuple(a for _, a in low.params.values()), shared_bytes,
-                                    when))
+                                    when, tuple(t.key for t in tile_sizes)))
 
     def kernel(self, base: str, low: KernelLowering, body: Sequence[Stm], threads: str,
                block: int | str = BLOCK, when: str | None = None,
@@ -136,7 +144,7 @@ class SegCompile:
         return KernelPlan("\n\n".join(self.sources) + "\n", tuple(self.temps),
                           tuple(self.outputs), tuple(self.launches), tuple(results),
                           tuple(self.errors.sites), tuple(self.thresholds), tuple(self.lets),
-                          tuple(self.block_sizes))
+                          tuple(self.block_sizes), tuple(self.tile_sizes))
 
 
 def pointer(low: KernelLowering, t: Temp) -> str:

@@ -41,14 +41,22 @@ from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.common import BLOCK, SegCompile
 from futgen.codegen.cuda.lower import KernelLowering
 from futgen.codegen.cuda.skeleton import kernel_params, render_skeleton
-from futgen.codegen.plan import CTYPES, Temp
+import numpy as np
+
+from futgen.codegen.plan import CTYPES, DTYPES, Temp, TileSize
 from futgen.core import ir
 from futgen.flatten.names import binders, free_vars
 from futgen.gpu.ir import SegMap, binds_arrays
 
 BLOCK_SIDE = 16  # threads per side of a block: BLOCK = BLOCK_SIDE ** 2
 REG = 8  # points per side of a thread's register tile
-TK = 8  # loop iterations per shared-memory chunk
+TK = 8  # loop iterations per shared-memory chunk, by default
+# The chunk lengths a tiled kernel may be compiled with (its tunable tile
+# size, `segmap_tile_size_<k>`): those that fit STATIC_SHARED and divide
+# each chunk's loads evenly among the block's threads.  Longer chunks mean
+# fewer barriers but more registers holding the next chunk.
+TILE_KS = (8, 16, 32)
+STATIC_SHARED = 48 * 1024  # bytes of static shared memory a kernel may have
 # Blocks of BLOCK threads each SM must fit, by register tile size: the
 # registers a thread may use.  8 x 8 and 4 x 4 tiles get up to 128 (4 x 4
 # at 80 spilled a little: with 128, H200, the 4 x 4 kernels took 26.1
@@ -280,6 +288,19 @@ def combine_groups(splits: str, points: str) -> str:
     return f"min({BLOCK}, {by_splits}, {by_points})"
 
 
+def _chunk_size(sc: SegCompile, t: Tileable, rows: int, cols: int, default: int,
+                split: bool) -> TileSize:
+    """The tiled kernel's tunable chunk length (`TILE_KS` that fit its
+    tiles), `default` unless tuned."""
+    def fits(k: int) -> bool:
+        shared = sum(k * ((rows, cols)[rd.dim] + 4)
+                     * np.dtype(DTYPES[rd.stm.pat[0].type.name]).itemsize for rd in t.reads)
+        return k * rows % BLOCK == 0 and k * cols % BLOCK == 0 and shared <= STATIC_SHARED
+    return sc.tile_size("segmap_tile_size", "loop iterations per shared-memory chunk of the "
+                        f"{rows} x {cols} {'split' if split else 'tiled'} kernel", default,
+                        sorted({default, *filter(fits, TILE_KS)}))
+
+
 def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
                   when: str, regs: tuple[int, int], split: bool = False) -> None:
     """Adds the tiled kernel with register tiles of `regs` (rows, columns:
@@ -311,8 +332,10 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
     # (`peel`: the step twice); 8 x 8 tiles and 8-byte values would spill.
     one_word = t.reg() == REG  # one 4-byte accumulator
     small = max(regs) <= 4 and one_word
-    tk = SPLIT_TK if split or min(rows, cols) < 2 * BLOCK_SIDE or small else TK
-    assert tk * rows % BLOCK == 0 and tk * cols % BLOCK == 0
+    tile = _chunk_size(sc, t, rows, cols,
+                       SPLIT_TK if split or min(rows, cols) < 2 * BLOCK_SIDE or small else TK,
+                       split)
+    tk = tile.macro
     dims = [render.expr(low.subexp(d)) for d in op.space.dims]
     m = render.expr(low.subexp(loop.form.bound))
     n, p = (sc.host_dim(d) for d in op.space.dims)
@@ -328,7 +351,7 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
                     for tmp in (sc.temp("partial", pa.type.name, f"{splits} * {n} * {p}",
                                         when=when) for pa, _ in loop.merge)]
     name = sc.fresh("segmap_split" if split else "segmap_tiled")
-    source = render_skeleton(
+    source = f"#ifndef {tk}\n#define {tk} {tile.default}\n#endif\n" + render_skeleton(
         "tiled_redomap", name=name, block=BLOCK, block_side=BLOCK_SIDE,
         reg_r=regs[0], reg_c=regs[1], run_r=min(regs[0], 4), run_c=min(regs[1], 4),
         peel=small,
@@ -343,8 +366,9 @@ def compile_tiled(sc: SegCompile, op: SegMap, t: Tileable, outs: list[Temp],
         step="\n".join(render.stms(step, 7)), epilogue="\n".join(render.stms(epilogue, 5)),
         results=[CTYPES[r.name] for r in op.ret], outs=out_ptrs, params=kernel_params(low))
     if not split:
-        sc.add_kernel(name, source, low, f"{tiles_host} * {BLOCK}", when=when)
+        sc.add_kernel(name, source, low, f"{tiles_host} * {BLOCK}", when=when, tile_sizes=[tile])
         return
-    sc.add_kernel(name, source, low, f"{tiles_host} * {splits} * {BLOCK}", when=when)
+    sc.add_kernel(name, source, low, f"{tiles_host} * {splits} * {BLOCK}", when=when,
+                  tile_sizes=[tile])
     sc.add_kernel(f"{name}_combine", "", low, f"-(-({n} * {p}) // ({BLOCK} // {groups})) * {BLOCK}",
                   when=when)
