@@ -28,7 +28,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from futgen.codegen import numpy_kernels as nk
-from futgen.codegen.plan import DTYPES, KernelPlan, Launch, TuningParam, branch_conditions
+from futgen.codegen.plan import (
+    DTYPES,
+    KernelPlan,
+    Launch,
+    TuningParam,
+    branch_conditions,
+)
 from futgen.codegen.pysrc import (
     Emitter,
     emit_loop,

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
 from futgen.codegen.cuda.lower import ErrorTable, KernelLowering, c_name
-from futgen.codegen.plan import CTYPES, BlockSize, KernelPlan, Launch, Temp, Threshold, TileSize
+from futgen.codegen.plan import (
+    CTYPES,
+    BlockSize,
+    KernelPlan,
+    Launch,
+    Temp,
+    Threshold,
+    TileSize,
+)
 from futgen.core import ir
 from futgen.gpu.ir import SegBinOp
 

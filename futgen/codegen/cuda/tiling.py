@@ -37,12 +37,12 @@ from __future__ import annotations
 from contextlib import nullcontext
 from dataclasses import dataclass
 
+import numpy as np
+
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.common import BLOCK, SegCompile
 from futgen.codegen.cuda.lower import KernelLowering
 from futgen.codegen.cuda.skeleton import kernel_params, render_skeleton
-import numpy as np
-
 from futgen.codegen.plan import CTYPES, DTYPES, Temp, TileSize
 from futgen.core import ir
 from futgen.flatten.names import binders, free_vars
