@@ -46,6 +46,7 @@ from futgen.core import ir
 from futgen.flatten import flatten
 from futgen.flatten.fusion import fuse
 from futgen.gpu import check as gpu_check
+from futgen.opt.iota_reads import iota_reads
 from futgen.opt.rearranges import fuse_rearranges
 from futgen.opt.simplify import simplify
 from futgen.opt.simplify_host import simplify_host
@@ -104,6 +105,9 @@ PASSES: tuple[Pass, ...] = (
          "read its source with the indices permuted (where no read becomes less coalesced); "
          "one still needed moves into the branch that needs it",
          lambda prog, options: fuse_rearranges(prog), gpu=True),
+    Pass("iota-reads", "kernels compute the elements of host iotas they read at an index "
+         "known in range (`start + i * stride`) instead of reading them",
+         lambda prog, options: iota_reads(prog), gpu=True),
     Pass("simplify-host", "the host code's scalars after flattening: copies propagated, "
          "rules, common subexpressions, invariant ones out of loops and branches, dead ones "
          "removed", lambda prog, options: simplify_host(prog), gpu=True),

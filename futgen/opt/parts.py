@@ -1,4 +1,4 @@
-"""The parts of a core IR expression that hold code: bodies and lambdas.
+"""The parts of a core (or GPU) IR expression that hold code: bodies and lambdas.
 
 Passes that look into every body (simplification, dead code, fusion) go
 through these instead of matching each compound expression themselves.
@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from futgen.core import ir
+from futgen.gpu.ir import BLOCK, SegMap, SegRed, SegScan
 
 
 def lambdas(e: ir.Exp) -> Iterator[ir.Lambda]:
@@ -71,3 +72,18 @@ def map_bodies(e: ir.Exp, f: Callable[[ir.Body], ir.Body]) -> ir.Exp:
         case ir.Loop(body=body):
             return replace(e, body=f(body))
     return map_lambdas(e, lambda lam: replace(lam, body=f(lam.body)))
+
+
+def code_bodies(e: ir.Exp) -> list[ir.Body]:
+    """The bodies inside GPU IR kernel or block code `e`: `bodies`, and
+    those of the BLOCK SegOps of block code."""
+    if isinstance(e, SegMap | SegRed | SegScan) and e.level == BLOCK:
+        return [e.body]
+    return list(bodies(e))
+
+
+def map_code_bodies(e: ir.Exp, f: Callable[[ir.Body], ir.Body]) -> ir.Exp:
+    """`e` with `f` applied to each of its `code_bodies`."""
+    if isinstance(e, SegMap | SegRed | SegScan) and e.level == BLOCK:
+        return replace(e, body=f(e.body))
+    return map_bodies(e, f)

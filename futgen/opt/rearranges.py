@@ -50,23 +50,19 @@ and reading `x` across the warp misses every time.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import replace
 
 from futgen.core import ir
 from futgen.flatten.names import NameSource, free_vars, i64_op, i64_product, use_counts
 from futgen.gpu.ir import (
-    BLOCK,
     BLOCKS,
     GRID,
     SegMap,
-    SegRed,
-    SegScan,
     ThresholdCmp,
     block_ops,
 )
 from futgen.opt.effects import consumed_on_host
-from futgen.opt.parts import bodies, host_stms, map_bodies
+from futgen.opt.parts import code_bodies, host_stms, map_bodies, map_code_bodies
 
 # Default of the `suff_transposed` guards: arrays of fewer elements (16 MiB
 # of f32, a third of an H100's or H200's L2 cache) are read through,
@@ -208,7 +204,7 @@ def _varying(body: ir.Body, gtid: ir.VName) -> set[ir.VName]:
 
     def walk(b: ir.Body) -> None:
         for stm in b.stms:
-            for inner in _code_bodies(stm.exp):
+            for inner in code_bodies(stm.exp):
                 walk(inner)
             if free_vars(stm.exp) & out:
                 out.update(p.name for p in stm.pat)
@@ -216,21 +212,6 @@ def _varying(body: ir.Body, gtid: ir.VName) -> set[ir.VName]:
     walk(body)
     walk(body)  # twice: a loop's values may vary through its later statements
     return out
-
-
-def _code_bodies(e: ir.Exp) -> list[ir.Body]:
-    """The bodies inside kernel or block code `e`: `bodies`, and those of
-    the BLOCK SegOps of block code."""
-    if isinstance(e, SegMap | SegRed | SegScan) and e.level == BLOCK:
-        return [e.body]
-    return list(bodies(e))
-
-
-def _map_code_bodies(e: ir.Exp, f: Callable[[ir.Body], ir.Body]) -> ir.Exp:
-    """`e` with `f` applied to each of its `_code_bodies`."""
-    if isinstance(e, SegMap | SegRed | SegScan) and e.level == BLOCK:
-        return replace(e, body=f(e.body))
-    return map_bodies(e, f)
 
 
 def _source_slice(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...]) -> tuple[ir.DimIndex, ...]:
@@ -249,7 +230,7 @@ def _reads(body: ir.Body, out: dict[ir.VName, list[ir.Index]]) -> None:
             case ir.Index(arr, sl) if all(isinstance(d, ir.DimFix) for d in sl) and all(
                     isinstance(p.type, ir.Prim) for p in stm.pat):
                 out.setdefault(arr, []).append(stm.exp)
-        for inner in _code_bodies(stm.exp):
+        for inner in code_bodies(stm.exp):
             _reads(inner, out)
 
 
@@ -261,7 +242,7 @@ def _rewrite(body: ir.Body, fused: dict[ir.VName, Source]) -> ir.Body:
             src, perm = fused[e.arr]
             e = replace(e, arr=src, slice=_source_slice(e.slice, perm))
         else:
-            e = _map_code_bodies(e, lambda b: _rewrite(b, fused))
+            e = map_code_bodies(e, lambda b: _rewrite(b, fused))
         stms.append(replace(stm, exp=e))
     return ir.Body(tuple(stms), body.result)
 

@@ -214,11 +214,16 @@ class KernelLowering:
                 return self._mem().fill(buf, self._elems(buf), self.subexp(value), self.fresh)
             case ir.Update(arr, sl, value, loc):
                 return self._update(pat[0], arr, sl, value, loc)
+            case ir.SubExpOp(ir.Var(x)) if x in self.ranges:  # a copy keeps its range
+                self.ranges[pat[0].name] = self.ranges[x]
+                return self._scalar(pat[0], s.exp)
             case _:
                 (p,) = pat
-                checks, value = self.exp(s.exp)
-                return [*checks, imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),
-                                          value, True)]
+                return self._scalar(p, s.exp)
+
+    def _scalar(self, p: ir.Param, e: ir.Exp) -> list[Stm]:
+        checks, value = self.exp(e)
+        return [*checks, imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), value, True)]
 
     def _declare(self, pat: Sequence[ir.Param]) -> list[Stm]:
         return [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), None, True)

@@ -1,0 +1,97 @@
+"""Reads of `iota` arrays in kernel code become arithmetic on the index.
+
+`map f (iota n)` flattens to a SegMap whose threads read element `gtid` of
+an iota the host made: a launch and `8n` bytes written, then read again by
+a kernel that could have computed each value from its thread index.  For
+`a = iota n start stride` bound in host code and never consumed, this pass
+turns a read `let x = a[i]` in kernel or block code into
+`let x = start + i * stride` wherever `i` is known to lie in `[0, n)`: a
+thread index of a dimension `n` (of the SegOp's space, or of a BLOCK SegOp
+of block code) or the counter of a `for` loop of `n` iterations.  Other
+reads stay reads, with their bounds checks.  An iota that no kernel reads
+any more is dead; `simplify-host`, which runs next, removes it.  Futhark's
+kernel simplifier does the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from futgen.core import ir
+from futgen.flatten.names import NameSource, i64_op
+from futgen.gpu.ir import SegHist, SegMap, SegRed, SegScan, SegScatter
+from futgen.opt.effects import consumed_on_host
+from futgen.opt.parts import host_stms, map_bodies, map_code_bodies
+
+_SEGOPS = (SegMap, SegRed, SegScan, SegHist, SegScatter)
+
+
+def iota_reads(prog: ir.Program) -> ir.Program:
+    """`prog` (GPU IR) with its kernels' in-range reads of host iotas computed."""
+    names = NameSource(prog)
+    return ir.Program(tuple(_function(f, names) for f in prog.functions))
+
+
+def _function(fun: ir.Function, names: NameSource) -> ir.Function:
+    consumed = consumed_on_host(fun)
+    iotas = {s.pat[0].name: s.exp for s in host_stms(fun.body)
+             if isinstance(s.exp, ir.Iota) and s.pat[0].name not in consumed}
+    if not iotas:
+        return fun
+    return replace(fun, body=_Rewriter(iotas, names).host(fun.body))
+
+
+class _Rewriter:
+    def __init__(self, iotas: dict[ir.VName, ir.Iota], names: NameSource):
+        self.iotas = iotas
+        self.names = names
+        self.ranges: dict[ir.VName, ir.SubExp] = {}  # index -> its exclusive bound
+
+    def host(self, body: ir.Body) -> ir.Body:
+        stms = []
+        for stm in body.stms:
+            if isinstance(stm.exp, _SEGOPS):
+                stm = replace(stm, exp=self.segop(stm.exp))
+            elif isinstance(stm.exp, ir.If | ir.Loop):
+                stm = replace(stm, exp=map_bodies(stm.exp, self.host))
+            stms.append(stm)
+        return ir.Body(tuple(stms), body.result)
+
+    def segop(self, e):
+        self.ranges.update(zip(e.space.gtids, e.space.dims))
+        return replace(e, body=self.code(e.body))
+
+    def code(self, body: ir.Body) -> ir.Body:
+        """Kernel or block code `body`, its in-range iota reads computed."""
+        stms: list[ir.Stm] = []
+        for stm in body.stms:
+            e = stm.exp
+            start = self.computed(e)
+            if start is not None:
+                stms += self.value(stm.pat[0], e.slice[0].i, start)  # type: ignore[union-attr]
+                continue
+            if isinstance(e, SegMap | SegRed | SegScan):  # a BLOCK SegOp of block code
+                self.ranges.update(zip(e.space.gtids, e.space.dims))
+            elif isinstance(e, ir.Loop) and isinstance(e.form, ir.ForLoop) \
+                    and e.form.prim == "i64":
+                self.ranges[e.form.i] = e.form.bound
+            stms.append(replace(stm, exp=map_code_bodies(e, self.code)))
+        return ir.Body(tuple(stms), body.result)
+
+    def computed(self, e: ir.Exp) -> ir.Iota | None:
+        """The iota `e` reads at an index known in its range, if it does."""
+        if not (isinstance(e, ir.Index) and e.arr in self.iotas and len(e.slice) == 1
+                and isinstance(e.slice[0], ir.DimFix) and isinstance(e.slice[0].i, ir.Var)):
+            return None
+        iota = self.iotas[e.arr]
+        return iota if self.ranges.get(e.slice[0].i.name) == iota.n else None
+
+    def value(self, x: ir.Param, i: ir.Var, iota: ir.Iota) -> list[ir.Stm]:
+        """`x = start + i * stride`, without the operations that do nothing."""
+        stms: list[ir.Stm] = []
+        v: ir.SubExp = i
+        if iota.stride != ir.Constant(1, "i64"):
+            v = i64_op(stms, self.names, "*", v, iota.stride, "iota_scaled")
+        if iota.start != ir.Constant(0, "i64"):
+            v = i64_op(stms, self.names, "+", v, iota.start, "iota_shifted")
+        return [*stms, ir.Stm((x,), ir.SubExpOp(v))]

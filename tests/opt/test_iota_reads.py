@@ -1,0 +1,88 @@
+"""The iota-reads pass (futgen.opt.iota_reads): kernels compute the
+elements of host iotas they read at indices known in range, and keep the
+other reads (and their bounds checks); the GPU IR interpreter gives the
+same results before and after, in every version."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from futgen.core import internalise
+from futgen.frontend import check_source
+from futgen.gpu.check import check_program
+from futgen.gpu.interpret import run as run_gpu
+from futgen.gpu.ir import ThresholdCmp, path_entries
+from futgen.gpu.pretty import pretty
+from futgen.opt.iota_reads import iota_reads
+from futgen.opt.parts import host_stms
+from futgen.pipeline import run_passes
+from futgen.tune.forest import version_runs
+
+SOURCE = """
+entry strided (n: i64) : []i64 = map (\\i -> i * 2) (0..3..<n)
+entry rows [n][m] (xss: [n][m]i64) : [n][m]i64 = map (\\xs -> map2 (+) xs (iota m)) xss
+entry shifted (n: i64) (xs: [n]i64) : [n]i64 =
+  let is = iota (n + 1) in map (\\i -> xs[i] + is[i + 1]) (iota n)
+entry looped (n: i64) : [4]i64 =
+  let is = iota n in map (\\k -> loop acc = 0 for i < n do acc + is[i] * k) (iota 4)
+entry shifts [n][m] (xss: [n][m]i64) : [n][m]i64 =
+  map (\\xs -> let ys = scan (+) 0 xs
+               in map (\\i -> if i > 0 then ys[i - 1] else 0) (iota m)) xss
+entry updated (n: i64) : []i64 =
+  let is = iota n
+  let is[0] = 7
+  in map (\\i -> is[i] + 1) (iota n)
+"""
+ARGS = {"strided": [np.int64(10)], "rows": [np.arange(12).reshape(3, 4)],
+        "shifted": [np.int64(5), np.arange(5) * 10], "looped": [np.int64(6)],
+        "shifts": [np.arange(12).reshape(3, 4) - 5], "updated": [np.int64(4)]}
+
+
+def _before_and_after():
+    before = run_passes(internalise(check_source(SOURCE)), until="fuse-rearranges")
+    after = iota_reads(before)
+    check_program(after)
+    return before, after
+
+
+def _kernels(prog, entry: str) -> str:
+    """The text of `entry`'s SegOps (host statements binding iotas left out)."""
+    text = pretty(prog.function(entry))
+    return "\n".join(line for line in text.splitlines() if "= iota " not in line)
+
+
+def _iota_reads(prog, entry: str) -> list[str]:
+    """The reads of iotas (`iota_`, `range_`) in `entry`'s kernels."""
+    return re.findall(r"= ((?:iota|range)_\d+)\[", _kernels(prog, entry))
+
+
+def test_reads_at_indices_in_range_become_arithmetic_and_others_stay() -> None:
+    before, after = _before_and_after()
+    for entry in ("strided", "looped", "shifts", "updated"):
+        assert _iota_reads(before, entry), entry
+        assert not _iota_reads(after, entry), entry
+    assert "*.i64 gtid" in _kernels(after, "strided")  # the stride: i * 3
+    # `is[i + 1]`: i + 1 is not known below n + 1, so its read (and check) stays.
+    gtid_read, shifted_read = _iota_reads(before, "shifted")
+    assert _iota_reads(after, "shifted") == [shifted_read]
+
+
+def _thresholds(prog) -> dict[str, dict]:
+    """The version guards of `prog` as TUNING_PARAMS lists them."""
+    return {s.exp.name: {"class": "threshold", "default": s.exp.default,
+                         "path": path_entries(s.exp.path)}
+            for f in prog.functions for s in host_stms(f.body)
+            if isinstance(s.exp, ThresholdCmp)}
+
+
+@pytest.mark.parametrize("entry", sorted(ARGS))
+def test_every_version_means_the_same(entry: str) -> None:
+    before, after = _before_and_after()
+    for setting in version_runs(_thresholds(after)):
+        want = run_gpu(before, entry, ARGS[entry], thresholds=setting)
+        got = run_gpu(after, entry, ARGS[entry], thresholds=setting)
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(g, w)
