@@ -398,6 +398,8 @@ def _baked_tile_sizes(source: str, params: dict[str, TuningParam],
     so the package's source and the images compiled from it hold the tuned
     kernels."""
     for name, value in baked.items():
+        if name not in params:  # default_threshold, default_tblock_size
+            continue
         cls, default, _, _, extra = params[name]
         if cls == "tile_size" and value != default:
             line = f"#define {extra['macro']} {default}\n"

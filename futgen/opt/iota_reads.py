@@ -7,7 +7,8 @@ a kernel that could have computed each value from its thread index.  For
 turns a read `let x = a[i]` in kernel or block code into
 `let x = start + i * stride` wherever `i` is known to lie in `[0, n)`: a
 thread index of a dimension `n` (of the SegOp's space, or of a BLOCK SegOp
-of block code) or the counter of a `for` loop of `n` iterations.  Other
+of block code), the counter of a `for` loop of `n` iterations, or a copy of
+one (as `map g is` reads `is[gtid]`, a copy once computed).  Other
 reads stay reads, with their bounds checks.  An iota that no kernel reads
 any more is dead; `simplify-host`, which runs next, removes it.  Futhark's
 kernel simplifier does the same.
@@ -23,7 +24,7 @@ from futgen.gpu.ir import SegHist, SegMap, SegRed, SegScan, SegScatter
 from futgen.opt.effects import consumed_on_host
 from futgen.opt.parts import host_stms, map_bodies, map_code_bodies
 
-_SEGOPS = (SegMap, SegRed, SegScan, SegHist, SegScatter)
+SegOp = SegMap | SegRed | SegScan | SegHist | SegScatter
 
 
 def iota_reads(prog: ir.Program) -> ir.Program:
@@ -50,14 +51,14 @@ class _Rewriter:
     def host(self, body: ir.Body) -> ir.Body:
         stms = []
         for stm in body.stms:
-            if isinstance(stm.exp, _SEGOPS):
+            if isinstance(stm.exp, SegOp):
                 stm = replace(stm, exp=self.segop(stm.exp))
             elif isinstance(stm.exp, ir.If | ir.Loop):
                 stm = replace(stm, exp=map_bodies(stm.exp, self.host))
             stms.append(stm)
         return ir.Body(tuple(stms), body.result)
 
-    def segop(self, e):
+    def segop(self, e: SegOp) -> SegOp:
         self.ranges.update(zip(e.space.gtids, e.space.dims))
         return replace(e, body=self.code(e.body))
 
@@ -70,7 +71,10 @@ class _Rewriter:
             if start is not None:
                 stms += self.value(stm.pat[0], e.slice[0].i, start)  # type: ignore[union-attr]
                 continue
-            if isinstance(e, SegMap | SegRed | SegScan):  # a BLOCK SegOp of block code
+            if isinstance(e, ir.SubExpOp) and isinstance(e.se, ir.Var) \
+                    and e.se.name in self.ranges:  # a copy of an index: its range too
+                self.ranges[stm.pat[0].name] = self.ranges[e.se.name]
+            elif isinstance(e, SegMap | SegRed | SegScan):  # a BLOCK SegOp of block code
                 self.ranges.update(zip(e.space.gtids, e.space.dims))
             elif isinstance(e, ir.Loop) and isinstance(e.form, ir.ForLoop) \
                     and e.form.prim == "i64":
@@ -87,9 +91,12 @@ class _Rewriter:
         return iota if self.ranges.get(e.slice[0].i.name) == iota.n else None
 
     def value(self, x: ir.Param, i: ir.Var, iota: ir.Iota) -> list[ir.Stm]:
-        """`x = start + i * stride`, without the operations that do nothing."""
+        """`x = start + i * stride`, without the operations that do nothing
+        (`x = i`, where x is then known below n too)."""
         stms: list[ir.Stm] = []
         v: ir.SubExp = i
+        if iota.start == ir.Constant(0, "i64") and iota.stride == ir.Constant(1, "i64"):
+            self.ranges[x.name] = iota.n
         if iota.stride != ir.Constant(1, "i64"):
             v = i64_op(stms, self.names, "*", v, iota.stride, "iota_scaled")
         if iota.start != ir.Constant(0, "i64"):

@@ -53,8 +53,8 @@ class PackageRunner:
 
         ds = self.datasets[d]
         args, expected = self._inputs(d)
-        self.pkg.set_tuning(dict(tuning))
         try:
+            self.pkg.set_tuning(dict(tuning))  # tile sizes compile the kernels: that may fail
             first, times = checked_runs(self.pkg, ds, args, expected, self.runs, self.tolerance,
                                         slower_than=self.timeout * 1e6)
             if not times:

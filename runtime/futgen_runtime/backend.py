@@ -54,8 +54,7 @@ class Backend(Protocol):
 def make_backend(kind: str = "auto", *, device: int | str | None = None,
                  kernels_source: str = "", kernel_images: Mapping[str, bytes] | None = None,
                  errors: Mapping[int, tuple[str, str]] | None = None,
-                 cache_dir: str | None = None,
-                 defines: Mapping[str, int] | None = None) -> Backend:
+                 cache_dir: str | None = None) -> Backend:
     """A backend of `kind`: "cuda", "cpu", or "auto" (CUDA if possible, else CPU).
 
     "auto" falls back to the CPU with one line on stderr saying why, so a
@@ -69,8 +68,7 @@ def make_backend(kind: str = "auto", *, device: int | str | None = None,
         from .cuda import CudaBackend
 
         return CudaBackend(device=device, kernels_source=kernels_source,
-                           kernel_images=kernel_images, errors=errors, cache_dir=cache_dir,
-                           defines=defines)
+                           kernel_images=kernel_images, errors=errors, cache_dir=cache_dir)
     except Exception as e:
         if kind == "cuda":
             raise FutgenError(f"the CUDA backend is not available here: {_reason(e)} "

@@ -27,7 +27,7 @@ from pycuda import gpuarray
 from pycuda.tools import DeviceMemoryPool
 
 from .compile import DEFAULT_OPTIONS, compile_cubin
-from .errors import FAILURE_ARGS, FutharkError
+from .errors import FAILURE_ARGS, FutgenError, FutharkError
 from .indexing import (
     Index,
     Region,
@@ -106,8 +106,7 @@ class CudaBackend:
     def __init__(self, *, device: int | str | None = None, kernels_source: str = "",
                  kernel_images: Mapping[str, bytes] | None = None,
                  errors: Mapping[int, tuple[str, str]] | None = None,
-                 cache_dir: str | Path | None = None,
-                 defines: Mapping[str, int] | None = None) -> None:
+                 cache_dir: str | Path | None = None) -> None:
         cuda.init()
         self.device = _choose_device(device)
         self.arch = "sm_{}{}".format(*self.device.compute_capability())
@@ -149,8 +148,9 @@ class CudaBackend:
         self._array_templates: dict[tuple, dict] = {}
         self.kernel_origin = "none"  # "cubin", "ptx", "cache" or "compiled": for diagnostics
         self._source, self._images = kernels_source, dict(kernel_images or {})
-        self._programs: dict[tuple, Any] = {}  # the program's modules, by defines
-        self._defines: dict[str, int] = dict(defines or {})
+        # The program's modules (and where each came from), by defines.
+        self._programs: dict[tuple, tuple[Any, str]] = {}
+        self._defines: dict[str, int] = {}
         self._module = self._load_program(self._defines)
         self._builtins: Any = None
 
@@ -254,23 +254,31 @@ class CudaBackend:
         this arch, else PTX (both built without defines), else the source
         compiled (cached on disk)."""
         key = tuple(sorted(defines.items()))
-        if key in self._programs:
-            return self._programs[key]
-        module = None
+        if key not in self._programs:
+            self._programs[key] = self._module_of(key)
+        module, self.kernel_origin = self._programs[key]
+        return module
+
+    def _module_of(self, defines: tuple[tuple[str, int], ...]) -> tuple[Any, str]:
         for image, origin in ((self.arch, "cubin"), ("ptx", "ptx")):
-            if key or image not in self._images:
+            if defines or image not in self._images:
                 continue
             try:
-                module = cuda.module_from_buffer(self._images[image])
+                return cuda.module_from_buffer(self._images[image]), origin
             except cuda.Error:
                 continue
-            self.kernel_origin = origin
-            break
-        if module is None and self._source.strip():
-            options = (*DEFAULT_OPTIONS, *(f"-D{name}={value}" for name, value in key))
-            module = self._compile(self._source, options, record=True)
-        self._programs[key] = module
-        return module
+        if not self._source.strip():
+            return None, "none"
+        options = (*DEFAULT_OPTIONS, *(f"-D{name}={value}" for name, value in defines))
+        try:
+            cubin, hit = compile_cubin(self._source, self.arch, options, cache_dir=self.cache_dir)
+        except RuntimeError as e:
+            if not defines:
+                raise
+            shown = ", ".join(f"{name}={value}" for name, value in defines)
+            raise FutgenError(f"tile sizes set apart from the package's ({shown}) need its "
+                              f"kernels compiled again, which failed: {e}") from None
+        return cuda.module_from_buffer(cubin), "cache" if hit else "compiled"
 
     def use_defines(self, defines: Mapping[str, int]) -> None:
         """Run the program's kernels compiled with the macros `defines` (tile
@@ -282,11 +290,8 @@ class CudaBackend:
         self._defines = dict(defines)
         self._kernels.clear()
 
-    def _compile(self, source: str, options: Sequence[str] = DEFAULT_OPTIONS,
-                 record: bool = False) -> Any:
-        cubin, hit = compile_cubin(source, self.arch, options, cache_dir=self.cache_dir)
-        if record:
-            self.kernel_origin = "cache" if hit else "compiled"
+    def _compile(self, source: str) -> Any:
+        cubin, _ = compile_cubin(source, self.arch, cache_dir=self.cache_dir)
         return cuda.module_from_buffer(cubin)
 
     def _kernel(self, kernel: str, sig: str) -> _Kernel:

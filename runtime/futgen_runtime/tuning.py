@@ -40,7 +40,7 @@ from __future__ import annotations
 import numbers
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,9 +93,21 @@ class Tuning:
         return {self.params[name]["macro"]: self.values[name]
                 for name, built in self.built.items() if self.values[name] != built}
 
-    def set(self, values: Mapping[str, int]) -> None:
-        """Set parameters after creation, checked as `tuning=` is."""
+    def set(self, values: Mapping[str, int],
+            compile: Callable[[dict[str, int]], None] | None = None) -> None:
+        """Set parameters after creation, checked as `tuning=` is; with
+        `compile`, then give it the new `defines()` (the kernels compiled
+        with them), and if that fails, keep the values as they were."""
+        before = dict(self.values)
         self._apply(_checked(values, self.params, "set_tuning"))
+        if compile is None:
+            return
+        try:
+            compile(self.defines())
+        except BaseException:
+            self.values.clear()  # the same dict: instances expose it as `tuning`
+            self.values.update(before)
+            raise
 
     def _apply(self, values: dict[str, int]) -> None:
         """One source's values over the lower ones: its global defaults

@@ -112,14 +112,15 @@ def test_tuned_tile_sizes_are_compiled_into_the_kernels_source(tmp_path, capsys)
     name, tile = next((n, p) for n, p in sorted(params.items()) if p["class"] == "tile_size"
                       and len(p["values"]) > 1)
     value = max(v for v in tile["values"] if v != tile["default"])
-    (tmp_path / "products.fut.tuning").write_text(f"{name}={value}\n")
+    # Futhark's global default_threshold beside it is no tile size.
+    (tmp_path / "products.fut.tuning").write_text(f"default_threshold=1000\n{name}={value}\n")
     pkg = tmp_path / "tuned"
     assert main(["build", str(src), "-o", str(pkg), "--backend", "cpu"]) == 0
     kernels = (pkg / "kernels.cu").read_text()
     assert f"#define {tile['macro']} {value}\n" in kernels
     assert f"#define {tile['macro']} {tile['default']}\n" not in kernels
     module = import_package(pkg)
-    assert module.TUNING == {name: value}
+    assert module.TUNING == {name: value, "default_threshold": 1000}
     assert module.Tuned()._tuning.defines() == {}
     lib = module.Tuned(tuning={name: tile["default"]})
     assert lib._tuning.defines() == {tile["macro"]: tile["default"]}

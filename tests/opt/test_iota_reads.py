@@ -31,6 +31,7 @@ entry looped (n: i64) : [4]i64 =
 entry shifts [n][m] (xss: [n][m]i64) : [n][m]i64 =
   map (\\xs -> let ys = scan (+) 0 xs
                in map (\\i -> if i > 0 then ys[i - 1] else 0) (iota m)) xss
+entry through (n: i64) : []i64 = let is = iota n in map (\\x -> is[x] * 2) is
 entry updated (n: i64) : []i64 =
   let is = iota n
   let is[0] = 7
@@ -38,7 +39,8 @@ entry updated (n: i64) : []i64 =
 """
 ARGS = {"strided": [np.int64(10)], "rows": [np.arange(12).reshape(3, 4)],
         "shifted": [np.int64(5), np.arange(5) * 10], "looped": [np.int64(6)],
-        "shifts": [np.arange(12).reshape(3, 4) - 5], "updated": [np.int64(4)]}
+        "shifts": [np.arange(12).reshape(3, 4) - 5], "updated": [np.int64(4)],
+        "through": [np.int64(9)]}
 
 
 def _before_and_after():
@@ -61,12 +63,12 @@ def _iota_reads(prog, entry: str) -> list[str]:
 
 def test_reads_at_indices_in_range_become_arithmetic_and_others_stay() -> None:
     before, after = _before_and_after()
-    for entry in ("strided", "looped", "shifts", "updated"):
+    for entry in ("strided", "looped", "shifts", "updated", "through"):
         assert _iota_reads(before, entry), entry
         assert not _iota_reads(after, entry), entry
     assert "*.i64 gtid" in _kernels(after, "strided")  # the stride: i * 3
     # `is[i + 1]`: i + 1 is not known below n + 1, so its read (and check) stays.
-    gtid_read, shifted_read = _iota_reads(before, "shifted")
+    _, shifted_read = _iota_reads(before, "shifted")
     assert _iota_reads(after, "shifted") == [shifted_read]
 
 

@@ -137,3 +137,16 @@ def test_tile_sizes_must_be_values_their_kernel_allows():
                                           r"one of 8, 16, 32 \(those its kernel allows\), "
                                           r"got 12"):
         Tuning(TILES, {}, {"main.segmap_tile_size_2": 12})
+
+
+def test_values_stay_as_they_were_where_compiling_their_kernels_fails():
+    t = Tuning(TILES, {})
+    t.set({"main.segmap_tile_size_2": 16}, compile=lambda defines: None)
+
+    def no_nvcc(defines):
+        raise FutgenError("nvcc not found")
+
+    with pytest.raises(FutgenError, match="nvcc not found"):
+        t.set({"main.segmap_tile_size_2": 32, "main.suff_outer_par_0": 5}, compile=no_nvcc)
+    assert t.values["main.segmap_tile_size_2"] == 16
+    assert t.values["main.suff_outer_par_0"] == 32768

@@ -262,3 +262,32 @@ def test_tuning_and_no_tuning_exclude_each_other(capsys) -> None:
         main(["bench", str(PRODUCTS), "--tuning", "x.tuning", "--no-tuning"])
     assert e.value.code == 2
     assert "not allowed with argument --tuning" in capsys.readouterr().err
+
+
+def test_a_setting_whose_kernels_fail_to_compile_is_a_lost_run() -> None:
+    """Tile sizes compile the kernels when set: a failure (no nvcc, say)
+    loses that candidate, as a failing run does, and the tuning goes on."""
+    from futgen.tune.driver import PackageRunner
+
+    class NoCompiler:
+        def resident(self, entry, args):
+            return args
+
+        def set_tuning(self, values):
+            raise RuntimeError("nvcc not found")
+
+        def last_guards(self):
+            return []
+
+    class Data:
+        entry = "main"
+
+        def arguments(self):
+            return []
+
+        def expected(self):
+            return None
+
+    run = PackageRunner(NoCompiler(), {"d": Data()}, runs=1, timeout=1.0)
+    m = run("d", {"main.segmap_tile_size_3": 32})
+    assert m.time is None and "nvcc not found" in m.why

@@ -296,6 +296,9 @@ def _chunk_size(sc: SegCompile, t: Tileable, rows: int, cols: int, default: int,
         shared = sum(k * ((rows, cols)[rd.dim] + 4)
                      * np.dtype(DTYPES[rd.stm.pat[0].type.name]).itemsize for rd in t.reads)
         return k * rows % BLOCK == 0 and k * cols % BLOCK == 0 and shared <= STATIC_SHARED
+    # The default's loads divide among the threads (its shared memory may not
+    # fit where a kernel reads many arrays: nvcc says so, as it always did).
+    assert default * rows % BLOCK == 0 and default * cols % BLOCK == 0
     return sc.tile_size("segmap_tile_size", "loop iterations per shared-memory chunk of the "
                         f"{rows} x {cols} {'split' if split else 'tiled'} kernel", default,
                         sorted({default, *filter(fits, TILE_KS)}))
