@@ -190,8 +190,9 @@ class HostCompiler:
                 self.host_soac(em, stm)
             case gpu.ThresholdCmp(name, par, _, default):
                 self.guards[stm.pat[0].name] = name
-                self.tuning_params[name] = ("threshold", default, self.path(),
-                                            "parallelism from which the guarded version runs", {})
+                self.tuning_params[name] = TuningParam(
+                    "threshold", default, self.path(),
+                    "parallelism from which the guarded version runs")
                 em.line(f"{names[0]} = self._tuning.guard({name!r}, {subexp(par)})")
             case gpu.BlockFits(size):
                 em.line(f"{names[0]} = b.block_fits(int({subexp(size)}))")
@@ -352,8 +353,8 @@ class HostCompiler:
                 name = self._public_name(t.key)
                 public[t.key] = name
                 under = gpu.path_entries((public[k], taken) for k, taken in t.under)
-                self.tuning_params[name] = ("threshold", t.default, self.path() + under, t.doc,
-                                            {})
+                self.tuning_params[name] = TuningParam("threshold", t.default,
+                                                       self.path() + under, t.doc)
                 guard = f"self._tuning.guard({name!r}, int({t.par}))"
                 reached = branch_conditions(t.under)
                 if t.requires is not None:
@@ -363,14 +364,15 @@ class HostCompiler:
                 em.line(f"{t.key} = {' and '.join([*reached, guard])}")
             for size in plan.block_sizes:
                 name = self._public_name(size.key)
-                self.tuning_params[name] = ("tblock_size", size.default, self.path(), size.doc,
-                                            {})
+                self.tuning_params[name] = TuningParam("tblock_size", size.default,
+                                                       self.path(), size.doc)
                 em.line(f"{size.key} = self._tuning.block_size({name!r})")
             tiles = {}
             for tile in plan.tile_sizes:
                 tiles[tile.key] = name = self._public_name(tile.key)
-                self.tuning_params[name] = ("tile_size", tile.default, self.path(), tile.doc,
-                                            {"values": tile.values, "macro": tile.macro})
+                self.tuning_params[name] = TuningParam(
+                    "tile_size", tile.default, self.path(), tile.doc,
+                    {"values": tile.values, "macro": tile.macro})
             _emit_plan(em, plan, names, tiles)
             if plan.thresholds:
                 em.line(f"self._tuning.leave(b, {names[0]}_t)")

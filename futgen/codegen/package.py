@@ -398,13 +398,15 @@ def _baked_tile_sizes(source: str, params: dict[str, TuningParam],
     so the package's source and the images compiled from it hold the tuned
     kernels."""
     for name, value in baked.items():
-        if name not in params:  # default_threshold, default_tblock_size
+        p = params.get(name)  # None: default_threshold, default_tblock_size
+        if p is None or p.cls != "tile_size" or value == p.default:
             continue
-        cls, default, _, _, extra = params[name]
-        if cls == "tile_size" and value != default:
-            line = f"#define {extra['macro']} {default}\n"
-            assert source.count(line) == 1, line
-            source = source.replace(line, f"#define {extra['macro']} {value}\n")
+        macro = p.extra["macro"]
+        line = f"#define {macro} {p.default}\n"
+        if source.count(line) != 1:
+            raise RuntimeError(f"compiler bug: kernels.cu defines {macro} "
+                               f"{source.count(line)} times")
+        source = source.replace(line, f"#define {macro} {value}\n")
     return source
 
 

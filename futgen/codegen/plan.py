@@ -29,7 +29,10 @@ value with their C type, sizes as int64_t; all indexing is 64-bit.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import NamedTuple
 
 from futgen.gpu.ir import MAX_ASSERT_ARGS
 
@@ -134,9 +137,14 @@ def branch_conditions(guards: tuple[tuple[str, bool], ...]) -> list[str]:
     return [key if branch else f"not {key}" for key, branch in guards]
 
 
-# A package's tuning parameter: class, default, ancestor path, meaning, and
-# the class's further fields of TUNING_PARAMS.
-TuningParam = tuple[str, int, tuple[str, ...], str, dict]
+class TuningParam(NamedTuple):
+    """A package's tuning parameter, as TUNING_PARAMS describes it."""
+
+    cls: str  # threshold, tblock_size or tile_size
+    default: int
+    path: tuple[str, ...]  # the guards above it (`path_entries`)
+    doc: str
+    extra: Mapping[str, object] = MappingProxyType({})  # the class's further fields
 
 
 @dataclass(frozen=True, slots=True)
