@@ -142,10 +142,13 @@ def _parser() -> argparse.ArgumentParser:
     bench.set_defaults(handler=_bench)
 
     tune = sub.add_parser(
-        "autotune", help="tune a program's thresholds on the datasets of its test blocks",
+        "autotune", help="tune a program's thresholds, block and tile sizes on the datasets "
+        "of its test blocks",
         description="Find threshold values that run the fastest version on each dataset "
-        "(the monotonic, dataset-sensitive algorithm of Munksgaard et al.) and write them "
-        "to PROGRAM.tuning, which futgen build, test and bench then use.")
+        "(the monotonic, dataset-sensitive algorithm of Munksgaard et al.), then the block "
+        "and tile sizes of the kernels the runs launched (each tried at every candidate "
+        "value), and write them to PROGRAM.tuning, which futgen build, test and bench then "
+        "use.")
     tune.add_argument("program")
     _dataset_run_arguments(tune)
     tune.add_argument("-r", "--runs", type=int, default=10,
