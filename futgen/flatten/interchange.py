@@ -333,9 +333,13 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | 
     the point run once, on the host; a transposition, copy or replication
     of a point's value is one of the array of all points there (Futhark's
     distribution does the same), never a loop in a thread per point; and
-    a result an earlier part made is that part's array.  The body is fused
-    first (`fused`), unless a rewrite has just split it on purpose.
-    Returns host code whose result is `stm`'s, or None."""
+    a result an earlier part made is that part's array.  A part of a few
+    cheap scalar statements (`_cheap`: arithmetic and element reads) is not
+    a map of its own: each later part that uses its values computes them
+    again (a copy of its statements), which costs each of their threads a
+    few operations and saves a kernel launch and an array per point.  The
+    body is fused first (`fused`), unless a rewrite has just split it on
+    purpose.  Returns host code whose result is `stm`'s, or None."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
     if e.scans or e.reds:
@@ -358,17 +362,24 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | 
 
     groups = _parts(lam.body.stms)
     carried: list[ir.Stm] = []  # a part whose values nothing later uses joins the next
+    shared: list[ir.Stm] = []  # cheap parts, computed again where later parts use them
     for k, group in enumerate(groups):
         group = [substitute(s, sizes) for s in (*carried, *group)]
         carried = []
+        last = k == len(groups) - 1
+        values = lam.body.result  # the map's, which the last part computes
+        if not last and _cheap(group, groups[k + 1:], values):
+            shared += group
+            continue
+        if shared:
+            group, values = _recomputed(shared, group, values if last else (), names)
+            values = values if last else lam.body.result
         new = _outer_sizes(group, arrays, {v: typ(v) for v in raw_types}, inside, out, names)
         if new:
             sizes.update(new)
             inside -= set(new)
             group = [substitute(s, sizes) for s in group if not {p.name for p in s.pat} & set(new)]
-        rest = substitute(ir.Body(tuple(s for g in groups[k + 1:] for s in g),
-                                  lam.body.result), sizes)
-        last = k == len(groups) - 1
+        rest = substitute(ir.Body(tuple(s for g in groups[k + 1:] for s in g), values), sizes)
         if not group and not last:
             continue
         host = _manifested(group, arrays, typ, e.w, names)
@@ -408,6 +419,89 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | 
         types = {v: typ(v) for v in used}
         out.append(ir.Stm(pat, _map_of(e.w, [], used, types, arrays, body, ret, names)))
     return _bound(out, result)
+
+
+_CHEAP_STMS = 12  # statements a part may have for later parts to compute it again
+
+
+def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
+           result: tuple[ir.SubExp, ...]) -> bool:
+    """Whether sequential part `group` is a few scalar operations and
+    element reads that the `later` parts (then the map's `result`) may
+    compute again where they use its values: nothing it binds is an array;
+    each statement that may fail has a value something later uses (so that
+    a copy of it still runs: one nothing uses would vanish); none is a size
+    in a later type (the host must know those); and each later part that
+    uses them is a SOAC, which nests them into its kernels, or sequential
+    (a loop or `if` of parallel work is flattened by rewrites that would
+    distribute them again)."""
+    if not group or len(group) > _CHEAP_STMS:
+        return False
+    bound = set(binders(tuple(group)))
+    rest = ir.Body(tuple(s for g in later for s in g), result)
+    if bound & (free_vars(rest) - free_vars(rest, types=False)):
+        return False
+    if any(free_vars(ir.Body(tuple(g), ())) & bound and _parallel(g[-1].exp)
+           and not isinstance(g[-1].exp, ir.Screma) for g in later):
+        return False
+    scalar = (ir.BinOp, ir.UnOp, ir.CmpOp, ir.ConvOp, ir.SubExpOp)
+    if not all(len(s.pat) == 1 and isinstance(s.pat[0].type, ir.Prim) and (
+            isinstance(s.exp, scalar) or isinstance(s.exp, ir.Index)
+            and all(isinstance(d, ir.DimFix) for d in s.exp.slice)) for s in group):
+        return False
+    live = free_vars(rest)
+    for s in reversed(group):
+        if s.pat[0].name in live:
+            live |= free_vars(s.exp)
+        elif can_fail(s.exp, {}):
+            return False
+    return True
+
+
+def _recomputed(shared: list[ir.Stm], group: list[ir.Stm], result: tuple[ir.SubExp, ...],
+                names: NameSource) -> tuple[list[ir.Stm], tuple[ir.SubExp, ...]]:
+    """`group` (and, for the last part, the map's `result`) with a renamed
+    copy of the `shared` statements whose values they use (directly or
+    through one another): where only the map function of the part's SOAC
+    uses them, at the start of the innermost function of its map nest
+    (`_into_nest`: the nest stays perfect, so its versions are the same),
+    else first in the part."""
+    need = free_vars(ir.Body(tuple(group), result))
+    chosen: list[ir.Stm] = []
+    for s in reversed(shared):
+        if s.pat[0].name in need:
+            need |= free_vars(s.exp)
+            chosen.append(s)
+    if not chosen:
+        return group, result
+    subst = {s.pat[0].name: names.fresh(s.pat[0].name.base) for s in chosen}
+    copies = [substitute(s, subst) for s in reversed(chosen)]
+    group = [substitute(s, subst) for s in group]
+    result = tuple(substitute(r, subst) for r in result)
+    *before, soac = group
+    e = soac.exp
+    # Uses outside the map function: the width, the neutral elements, operators.
+    outside = free_vars(ir.Body(tuple(before), result)) | free_vars(
+        (e.w, e.arrs, e.scans, e.reds) if isinstance(e, ir.Screma) else soac.exp)
+    if isinstance(e, ir.Screma) and not outside & set(subst.values()):
+        return [*before, _into_nest(copies, soac)], result
+    return [*copies, *group], result
+
+
+def _into_nest(copies: list[ir.Stm], stm: ir.Stm) -> ir.Stm:
+    """Screma `stm` with `copies` first in the innermost map function of
+    its perfect map nest (a map whose function is just another Screma)."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    body = e.map_lam.body
+    if (not e.scans and not e.reds and len(body.stms) == 1
+            and isinstance(body.stms[0].exp, ir.Screma)
+            and tuple(ir.Var(p.name) for p in body.stms[0].pat) == body.result):
+        stms: tuple[ir.Stm, ...] = (_into_nest(copies, body.stms[0]),)
+    else:
+        stms = (*copies, *body.stms)
+    lam = replace(e.map_lam, body=replace(body, stms=stms))
+    return replace(stm, exp=replace(e, map_lam=lam))
 
 
 def _bound(stms: list[ir.Stm], pat: tuple[ir.Param, ...]) -> ir.Body:
