@@ -1,0 +1,98 @@
+"""LocVolCalib compiled by two futgen trees, called alternately in one process.
+
+Small LocVolCalib is bound by the host, whose speed varies by a quarter
+from one process to the next, so two builds are compared inside one: the
+package of `--baseline` (a checkout of another commit, which compiles it
+in a subprocess) and this tree's, each with the tuned values of
+`--tuning`, called in turns (`--rounds` rounds of 5 synchronised calls
+each); the launches of one call are counted and every result is checked
+against the `.out` file.
+
+    python3 benchmarks/locvolcalib_ab.py --suite PATH --baseline DIR --tuning FILE
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "runtime"))
+
+
+def _instance(lib, tuning: Path, counts: list[int]):
+    """An instance of package `lib` on CUDA whose launches add to counts[0]."""
+    from futgen_runtime.tuning import read_tuning_file
+
+    cls = next(getattr(lib, n) for n in dir(lib) if n.startswith("Lvc"))
+    inst = cls(backend="cuda", device_results=True,
+               tuning=read_tuning_file(tuning, lib.TUNING_PARAMS, []))
+    b = inst._backend()
+    launch = b.launch_sig
+
+    def counted(*args):
+        counts[0] += 1
+        return launch(*args)
+
+    b.launch_sig = counted
+    return inst
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--suite", required=True)
+    ap.add_argument("--baseline", required=True, help="a futgen tree of another commit")
+    ap.add_argument("--tuning", required=True)
+    ap.add_argument("--datasets", default="small,medium")
+    ap.add_argument("--rounds", type=int, default=8)
+    args = ap.parse_args()
+    import pycuda.driver as cuda
+
+    from futgen.codegen.package import build_package
+    from futgen.data import load_file
+    from futgen.testing.compiled import import_package
+
+    prog = Path(args.suite).resolve() / "finpar" / "LocVolCalib.fut"
+    base = Path(args.baseline).resolve()
+    out = Path(tempfile.mkdtemp())
+    subprocess.run([sys.executable, "-c", "import sys; from futgen.codegen.package import "
+                    f"build_package; build_package(sys.argv[1], sys.argv[2], name='lvcbase')",
+                    str(prog), str(out)], cwd=base, check=True,
+                   env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                       [str(base), str(base / "runtime"), *sys.path])})
+    counts = {"baseline": [0], "this tree": [0]}
+    insts = {"baseline": _instance(import_package(out / "lvcbase"), Path(args.tuning),
+                                   counts["baseline"]),
+             "this tree": _instance(import_package(build_package(prog, out, name="lvchead")),
+                                    Path(args.tuning), counts["this tree"])}
+    for ds in args.datasets.split(","):
+        inputs = load_file(prog.parent / "LocVolCalib-data" / f"{ds}.in")
+        want = load_file(prog.parent / "LocVolCalib-data" / f"{ds}.out")[0]
+        for k, inst in insts.items():
+            counts[k][0] = 0
+            got = inst.main(*inputs).get()
+            err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+            assert err < 2e-3, (ds, k, err)
+            print(f"{ds} {k}: {counts[k][0]} launches a call, rel err {err:.1e}", flush=True)
+        times: dict[str, list[float]] = {k: [] for k in insts}
+        for _ in range(args.rounds):
+            for k, inst in insts.items():
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    inst.main(*inputs)
+                    cuda.Context.synchronize()
+                    times[k].append((time.perf_counter() - t0) * 1e3)
+        print(ds + ": " + ", ".join(f"{k} {np.median(v):.3f} ms (min {np.min(v):.3f})"
+                                    for k, v in times.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
