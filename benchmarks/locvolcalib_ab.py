@@ -63,9 +63,9 @@ def main() -> None:
     prog = Path(args.suite).resolve() / "finpar" / "LocVolCalib.fut"
     base = Path(args.baseline).resolve()
     out = Path(tempfile.mkdtemp())
-    subprocess.run([sys.executable, "-c", "import sys; from futgen.codegen.package import "
-                    f"build_package; build_package(sys.argv[1], sys.argv[2], name='lvcbase')",
-                    str(prog), str(out)], cwd=base, check=True,
+    build = ("import sys; from futgen.codegen.package import build_package; "
+             "build_package(sys.argv[1], sys.argv[2], name='lvcbase')")
+    subprocess.run([sys.executable, "-c", build, str(prog), str(out)], cwd=base, check=True,
                    env={**os.environ, "PYTHONPATH": os.pathsep.join(
                        [str(base), str(base / "runtime"), *sys.path])})
     counts = {"baseline": [0], "this tree": [0]}
