@@ -430,7 +430,10 @@ def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
     element reads that the `later` parts (then the map's `result`) may
     compute again where they use its values: nothing it binds is an array;
     each statement that may fail has a value something later uses (so that
-    a copy of it still runs: one nothing uses would vanish); none is a size
+    a copy of it still runs: one nothing uses would vanish; a copy in an
+    inner map's function runs only where that map has points, as the
+    statements before an inner map do in the threads of a deeper SegOp,
+    `_Flattener.nest`); none is a size
     in a later type (the host must know those); and each later part that
     uses them is a SOAC, which nests them into its kernels, or sequential
     (a loop or `if` of parallel work is flattened by rewrites that would
