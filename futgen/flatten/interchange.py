@@ -374,6 +374,7 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | 
         if shared:
             group, values = _recomputed(shared, group, values if last else (), names)
             values = values if last else lam.body.result
+            inside |= set(binders(tuple(group)))  # the copies: values of the point
         new = _outer_sizes(group, arrays, {v: typ(v) for v in raw_types}, inside, out, names)
         if new:
             sizes.update(new)
@@ -430,23 +431,24 @@ def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
     element reads that the `later` parts (then the map's `result`) may
     compute again where they use its values: nothing it binds is an array;
     each statement that may fail has a value something later uses (so that
-    a copy of it still runs: one nothing uses would vanish; a copy in an
-    inner map's function runs only where that map has points, as the
-    statements before an inner map do in the threads of a deeper SegOp,
-    `_Flattener.nest`); none is a size
+    a copy of it still runs: one nothing uses would vanish) and no SOAC
+    part uses it (a copy in a SOAC's function would run only where the SOAC
+    has points); none is a size
     in a later type (the host must know those); and each later part that
     uses them is a SOAC, which nests them into its kernels, or sequential
     (a loop or `if` of parallel work is flattened by rewrites that would
-    distribute them again)."""
+    distribute them again; a transposition, copy or replication the host
+    makes for all points)."""
     if not group or len(group) > _CHEAP_STMS:
         return False
     bound = set(binders(tuple(group)))
     rest = ir.Body(tuple(s for g in later for s in g), result)
     if bound & (free_vars(rest) - free_vars(rest, types=False)):
         return False
-    if any(free_vars(ir.Body(tuple(g), ())) & bound and _parallel(g[-1].exp)
-           and not isinstance(g[-1].exp, ir.Screma) for g in later):
-        return False
+    users = [g for g in later if free_vars(ir.Body(tuple(g), ())) & bound]
+    if any(_parallel(g[-1].exp) and not isinstance(g[-1].exp, ir.Screma)
+           or isinstance(g[-1].exp, ir.Rearrange | ir.Copy | ir.Replicate) for g in users):
+        return False  # the host makes those for all points at once (`_manifested`)
     scalar = (ir.BinOp, ir.UnOp, ir.CmpOp, ir.ConvOp, ir.SubExpOp)
     if not all(len(s.pat) == 1 and isinstance(s.pat[0].type, ir.Prim) and (
             isinstance(s.exp, scalar) or isinstance(s.exp, ir.Index)
@@ -458,7 +460,11 @@ def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
             live |= free_vars(s.exp)
         elif can_fail(s.exp, {}):
             return False
-    return True
+    # A copy in a SOAC's map function runs only where the SOAC has points: a
+    # statement that may fail must still run once per point, so no SOAC part
+    # may use it.
+    return not any(can_fail(s.exp, {}) for s in group) or not any(
+        isinstance(g[-1].exp, ir.Screma) for g in users)
 
 
 def _recomputed(shared: list[ir.Stm], group: list[ir.Stm], result: tuple[ir.SubExp, ...],
@@ -482,24 +488,35 @@ def _recomputed(shared: list[ir.Stm], group: list[ir.Stm], result: tuple[ir.SubE
     group = [substitute(s, subst) for s in group]
     result = tuple(substitute(r, subst) for r in result)
     *before, soac = group
-    e = soac.exp
-    # Uses outside the map function: the width, the neutral elements, operators.
-    outside = free_vars(ir.Body(tuple(before), result)) | free_vars(
-        (e.w, e.arrs, e.scans, e.reds) if isinstance(e, ir.Screma) else soac.exp)
-    if isinstance(e, ir.Screma) and not outside & set(subst.values()):
+    outside = free_vars(ir.Body(tuple(before), result)) | _outside_map_function(soac.exp)
+    if isinstance(soac.exp, ir.Screma) and not outside & set(subst.values()):
         return [*before, _into_nest(copies, soac)], result
     return [*copies, *group], result
 
 
+def _nests(e: ir.Screma) -> bool:
+    """Whether `e` is a map whose function is just another Screma."""
+    body = e.map_lam.body
+    return (not e.scans and not e.reds and len(body.stms) == 1
+            and isinstance(body.stms[0].exp, ir.Screma)
+            and tuple(ir.Var(p.name) for p in body.stms[0].pat) == body.result)
+
+
+def _outside_map_function(e: ir.Exp) -> set[ir.VName]:
+    """The names `e` uses outside a Screma's map function (its width,
+    inputs, neutral elements and operators); all it uses otherwise."""
+    if isinstance(e, ir.Screma):
+        return free_vars((e.w, e.arrs, e.scans, e.reds))
+    return free_vars(e)
+
+
 def _into_nest(copies: list[ir.Stm], stm: ir.Stm) -> ir.Stm:
     """Screma `stm` with `copies` first in the innermost map function of
-    its perfect map nest (a map whose function is just another Screma)."""
+    its perfect map nest that only inner map functions use them in."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
     body = e.map_lam.body
-    if (not e.scans and not e.reds and len(body.stms) == 1
-            and isinstance(body.stms[0].exp, ir.Screma)
-            and tuple(ir.Var(p.name) for p in body.stms[0].pat) == body.result):
+    if _nests(e) and not _outside_map_function(body.stms[0].exp) & set(binders(tuple(copies))):
         stms: tuple[ir.Stm, ...] = (_into_nest(copies, body.stms[0]),)
     else:
         stms = (*copies, *body.stms)

@@ -454,9 +454,9 @@ def test_distribution_transposes_copies_and_replicates_on_the_host() -> None:
 
 def test_cheap_scalars_of_a_point_are_computed_again_by_the_parts_using_them() -> None:
     """tests/programs/versions/recompute.fut: the two scalars each point
-    computes from its row are not a map of their own in the flat version
-    (a launch and an array per point): the scan's and the map's kernels
-    compute them again (in every version, checked by the test above)."""
+    computes from its parameter are not a map of their own in the flat
+    version (a launch and an array per point): the scan's and the map's
+    kernels compute them again (every version checked by the test above)."""
     path = ROOT / "tests" / "programs" / "versions" / "recompute.fut"
     assert _tree_of(path, "main") == ["  main.suff_outer_par <= k (default 32768)",
                                       "    true:  segmap (k)",
