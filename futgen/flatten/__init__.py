@@ -164,6 +164,9 @@ class _Flattener:
         # or more maps and ran it sequentially: only then can a second,
         # deeper translation give a flat version.
         self.flat_version_possible = False
+        # The counters of the host loops around the code being flattened,
+        # with their bounds: their reads are known in bounds (distribution).
+        self.ranges: dict[ir.VName, ir.SubExp] = {}
 
     def host_body(self, body: ir.Body) -> ir.Body:
         """Host code with every Screma that can become a SegOp replaced by one."""
@@ -179,7 +182,9 @@ class _Flattener:
                 case ir.If(_, then_, else_, _):
                     out.append(replace(stm, exp=replace(
                         stm.exp, then_=self.host_body(then_), else_=self.host_body(else_))))
-                case ir.Loop(_, _, loop_body):
+                case ir.Loop(_, form, loop_body):
+                    if isinstance(form, ir.ForLoop) and form.prim == "i64":
+                        self.ranges[form.i] = form.bound
                     out.append(replace(stm, exp=replace(stm.exp,
                                                         body=self.host_body(loop_body))))
                 case _:
@@ -252,7 +257,8 @@ class _Flattener:
             flat = self.further(stm, interchange.map_loop(replace(stm, exp=e), self.names))
         elif (interchange.parallel_statements(e.map_lam.body) >= 2
               or interchange.work_after_parallel(e.map_lam.body)):
-            flat = self.further(stm, interchange.distribute(replace(stm, exp=e), self.names))
+            flat = self.further(stm, interchange.distribute(replace(stm, exp=e), self.names,
+                                                            ranges=self.ranges))
         else:
             flat = self.further(stm, interchange.map_if(replace(stm, exp=e), self.names))
         return [*hoisted, *self.versions(stm.pat, op, intra, flat)]

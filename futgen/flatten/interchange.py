@@ -316,7 +316,8 @@ def _expand(t: ir.Type, w: ir.SubExp) -> ir.ArrayT:
     return ir.ArrayT(_elem(t), (w, *_shape(t)))
 
 
-def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | None:
+def distribute(stm: ir.Stm, names: NameSource, fused: bool = True,
+               ranges: Mapping[ir.VName, ir.SubExp] | None = None) -> ir.Body | None:
     """Rule G6 of incremental flattening (map distribution, with array
     expansion): a map whose body has two or more statements with parallel
     work is split into one map per such statement, each with the sequential
@@ -339,7 +340,9 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | 
     again (a copy of its statements), which costs each of their threads a
     few operations and saves a kernel launch and an array per point.  The
     body is fused first (`fused`), unless a rewrite has just split it on
-    purpose.  Returns host code whose result is `stm`'s, or None."""
+    purpose.  `ranges`: loop counters around `stm` and their bounds, which
+    prove reads in bounds.  Returns host code whose result is `stm`'s, or
+    None."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
     if e.scans or e.reds:
@@ -368,7 +371,8 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | 
         carried = []
         last = k == len(groups) - 1
         values = lam.body.result  # the map's, which the last part computes
-        if not last and _cheap(group, groups[k + 1:], values):
+        if not last and _cheap(group, groups[k + 1:], values,
+                               lambda e: _may_fail(e, raw_types, ranges or {})):
             shared += group
             continue
         if shared:
@@ -425,8 +429,21 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True) -> ir.Body | 
 _CHEAP_STMS = 12  # statements a part may have for later parts to compute it again
 
 
+def _may_fail(e: ir.Exp, types: Mapping[ir.VName, ir.Type],
+              ranges: Mapping[ir.VName, ir.SubExp]) -> bool:
+    """`can_fail`, but a read whose every index is a loop counter below the
+    array's dimension (`ranges`: counter -> bound) is in bounds."""
+    if isinstance(e, ir.Index):
+        t = types.get(e.arr)
+        if isinstance(t, ir.ArrayT) and len(e.slice) == len(t.shape) and all(
+                isinstance(d, ir.DimFix) and isinstance(d.i, ir.Var) and n is not None
+                and ranges.get(d.i.name) == n for d, n in zip(e.slice, t.shape)):
+            return False
+    return can_fail(e, {})
+
+
 def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
-           result: tuple[ir.SubExp, ...]) -> bool:
+           result: tuple[ir.SubExp, ...], may_fail: Callable[[ir.Exp], bool]) -> bool:
     """Whether sequential part `group` is a few scalar operations and
     element reads that the `later` parts (then the map's `result`) may
     compute again where they use its values: nothing it binds is an array;
@@ -458,12 +475,12 @@ def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
     for s in reversed(group):
         if s.pat[0].name in live:
             live |= free_vars(s.exp)
-        elif can_fail(s.exp, {}):
+        elif may_fail(s.exp):
             return False
     # A copy in a SOAC's map function runs only where the SOAC has points: a
     # statement that may fail must still run once per point, so no SOAC part
     # may use it.
-    return not any(can_fail(s.exp, {}) for s in group) or not any(
+    return not any(may_fail(s.exp) for s in group) or not any(
         isinstance(g[-1].exp, ir.Screma) for g in users)
 
 

@@ -464,6 +464,16 @@ def test_cheap_scalars_of_a_point_are_computed_again_by_the_parts_using_them() -
                                       "      segmap (k, n)"]
 
 
+def test_a_read_at_the_loop_counter_is_computed_again_in_the_loop_of_maps() -> None:
+    """tests/programs/versions/recompute_loop.fut: the loop of maps (G7)
+    reads the point's row at the loop counter, in bounds since the counter
+    runs to the row's length, so its parts compute the element again (two
+    maps over the points a step fewer than one per scalar part)."""
+    path = ROOT / "tests" / "programs" / "versions" / "recompute_loop.fut"
+    assert _tree_of(path, "main")[-2:] == ["            false: segscan (k, n)",
+                                           "              segmap (k, n)"]
+
+
 def test_a_map_ending_in_a_shared_if_becomes_an_if_of_maps() -> None:
     """tests/programs/versions/branches.fut (rule G8): the flat version is
     an `if` on the condition all rows share, whose branches are maps over
