@@ -65,7 +65,7 @@ class HostCode:
     functions: list[str]  # module-level defs
     entry_functions: dict[str, str]  # entry point name -> method name
     plans: list[KernelPlan] = field(default_factory=list)
-    # Tuning parameters of the plans: name -> (class, default, ancestor path, doc).
+    # Tuning parameters: name -> class, default, ancestor path, meaning (and more).
     tuning_params: dict[str, TuningParam] = field(default_factory=dict)
     # Entry points whose host code on CUDA does no NumPy arithmetic (only
     # allocations, launches and size reads): their calls skip np.errstate there.

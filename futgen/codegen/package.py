@@ -380,8 +380,7 @@ def _baked_tuning(path: Path | None, params: dict[str, TuningParam],
 
     if path is None:
         return {}
-    described = {name: {"class": cls, "default": default, "path": where, **extra}
-                 for name, (cls, default, where, _, extra) in params.items()}
+    described = {name: p.described() for name, p in params.items()}
     unknown: list[str] | None = None if strict else []
     values = read_tuning_file(path, described, unknown)
     if unknown:
@@ -445,9 +444,7 @@ def _tuning_params_text(params: dict[str, TuningParam]) -> str:
     for tile sizes the values allowed and the kernels' macro}."""
     if not params:
         return "{}"
-    rows = [f"    {name!r}: {{'class': {cls!r}, 'default': {default!r}, 'path': {path!r}, "
-            f"'doc': {doc!r}{''.join(f', {k!r}: {v!r}' for k, v in extra.items())}}},"
-            for name, (cls, default, path, doc, extra) in sorted(params.items())]
+    rows = [f"    {name!r}: {p.described()!r}," for name, p in sorted(params.items())]
     return "{\n" + "\n".join(rows) + "\n}"
 
 

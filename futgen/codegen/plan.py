@@ -146,6 +146,11 @@ class TuningParam(NamedTuple):
     doc: str
     extra: Mapping[str, object] = MappingProxyType({})  # the class's further fields
 
+    def described(self) -> dict[str, object]:
+        """The parameter as TUNING_PARAMS lists it."""
+        return {"class": self.cls, "default": self.default, "path": self.path, "doc": self.doc,
+                **self.extra}
+
 
 @dataclass(frozen=True, slots=True)
 class BlockSize:

@@ -341,8 +341,8 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True,
     few operations and saves a kernel launch and an array per point.  The
     body is fused first (`fused`), unless a rewrite has just split it on
     purpose.  `ranges`: loop counters around `stm` and their bounds, which
-    prove reads in bounds.  Returns host code whose result is `stm`'s, or
-    None."""
+    prove reads in bounds (`can_fail`).  Returns host code whose result is
+    `stm`'s, or None."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
     if e.scans or e.reds:
@@ -372,12 +372,12 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True,
         last = k == len(groups) - 1
         values = lam.body.result  # the map's, which the last part computes
         if not last and _cheap(group, groups[k + 1:], values,
-                               lambda e: _may_fail(e, raw_types, ranges or {})):
+                               lambda e: can_fail(e, raw_types, ranges)):
             shared += group
             continue
         if shared:
-            group, values = _recomputed(shared, group, values if last else (), names)
-            values = values if last else lam.body.result
+            group, recomputed = _recomputed(shared, group, values if last else (), names)
+            values = recomputed if last else values
             inside |= set(binders(tuple(group)))  # the copies: values of the point
         new = _outer_sizes(group, arrays, {v: typ(v) for v in raw_types}, inside, out, names)
         if new:
@@ -429,19 +429,6 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True,
 _CHEAP_STMS = 12  # statements a part may have for later parts to compute it again
 
 
-def _may_fail(e: ir.Exp, types: Mapping[ir.VName, ir.Type],
-              ranges: Mapping[ir.VName, ir.SubExp]) -> bool:
-    """`can_fail`, but a read whose every index is a loop counter below the
-    array's dimension (`ranges`: counter -> bound) is in bounds."""
-    if isinstance(e, ir.Index):
-        t = types.get(e.arr)
-        if isinstance(t, ir.ArrayT) and len(e.slice) == len(t.shape) and all(
-                isinstance(d, ir.DimFix) and isinstance(d.i, ir.Var) and n is not None
-                and ranges.get(d.i.name) == n for d, n in zip(e.slice, t.shape)):
-            return False
-    return can_fail(e, {})
-
-
 def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
            result: tuple[ir.SubExp, ...], may_fail: Callable[[ir.Exp], bool]) -> bool:
     """Whether sequential part `group` is a few scalar operations and
@@ -450,8 +437,8 @@ def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
     each statement that may fail has a value something later uses (so that
     a copy of it still runs: one nothing uses would vanish) and no SOAC
     part uses it (a copy in a SOAC's function would run only where the SOAC
-    has points); none is a size
-    in a later type (the host must know those); and each later part that
+    has points); none is a size in a later type (the host must know
+    those); and each later part that
     uses them is a SOAC, which nests them into its kernels, or sequential
     (a loop or `if` of parallel work is flattened by rewrites that would
     distribute them again; a transposition, copy or replication the host
@@ -471,17 +458,16 @@ def _cheap(group: list[ir.Stm], later: list[list[ir.Stm]],
             isinstance(s.exp, scalar) or isinstance(s.exp, ir.Index)
             and all(isinstance(d, ir.DimFix) for d in s.exp.slice)) for s in group):
         return False
+    failing = {s.pat[0].name for s in group if may_fail(s.exp)}
+    if not failing:
+        return True
+    # A copy in a SOAC's map function runs only where the SOAC has points: a
+    # statement that may fail must still run once per point.
     live = free_vars(rest)
     for s in reversed(group):
         if s.pat[0].name in live:
             live |= free_vars(s.exp)
-        elif may_fail(s.exp):
-            return False
-    # A copy in a SOAC's map function runs only where the SOAC has points: a
-    # statement that may fail must still run once per point, so no SOAC part
-    # may use it.
-    return not any(may_fail(s.exp) for s in group) or not any(
-        isinstance(g[-1].exp, ir.Screma) for g in users)
+    return failing <= live and not any(isinstance(g[-1].exp, ir.Screma) for g in users)
 
 
 def _recomputed(shared: list[ir.Stm], group: list[ir.Stm], result: tuple[ir.SubExp, ...],

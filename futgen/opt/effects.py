@@ -30,22 +30,24 @@ from futgen.opt.parts import bodies, host_stms, lambdas
 _PARTIAL_INT_BINOPS = frozenset({"/", "%", "//", "%%", "**"})
 
 
-def can_fail(e: ir.Exp, types: dict[ir.VName, ir.Type]) -> bool:
+def can_fail(e: ir.Exp, types: Mapping[ir.VName, ir.Type],
+             ranges: Mapping[ir.VName, ir.SubExp] | None = None) -> bool:
     """Whether evaluating `e` may raise a run-time error (conservatively;
-    `types` gives the array types that may prove an index in bounds).
+    `types` gives the array types and `ranges` the loop counters' bounds,
+    counter -> bound, that may prove an index in bounds).
     A while loop counts as failing: it need not terminate."""
     match e:
         case ir.BinOp(op, prim, _, y):
             return prim in INTS and op in _PARTIAL_INT_BINOPS and not _never_fails(op, prim, y)
         case ir.Index(arr, sl) | ir.Update(arr, sl):
-            return not _in_bounds(sl, types.get(arr))
+            return not _in_bounds(sl, types.get(arr), ranges or {})
         case ir.Assert(cond):
             return cond != ir.Constant(True, "bool")
         case ir.Reshape() | ir.Apply():
             return True
         case ir.Loop(form=ir.WhileLoop()):
             return True
-    return any(can_fail(s.exp, types) for b in bodies(e) for s in b.stms)
+    return any(can_fail(s.exp, types, ranges) for b in bodies(e) for s in b.stms)
 
 
 def _never_fails(op: str, prim: str, y: ir.SubExp) -> bool:
@@ -58,13 +60,20 @@ def _never_fails(op: str, prim: str, y: ir.SubExp) -> bool:
     return y.value >= 0 if op == "**" else y.value != 0
 
 
-def _in_bounds(sl: tuple[ir.DimIndex, ...], t: ir.Type | None) -> bool:
-    """Whether every index of `sl` is a constant inside a constant dimension."""
+def _in_bounds(sl: tuple[ir.DimIndex, ...], t: ir.Type | None,
+               ranges: Mapping[ir.VName, ir.SubExp]) -> bool:
+    """Whether every index of `sl` is a constant inside a constant dimension
+    or a counter whose bound (`ranges`) is the dimension."""
     if not isinstance(t, ir.ArrayT) or len(sl) > len(t.shape):
         return False
     for d, n in zip(sl, t.shape):
-        if not (isinstance(d, ir.DimFix) and isinstance(d.i, ir.Constant)
-                and isinstance(n, ir.Constant) and 0 <= d.i.value < n.value):
+        if not isinstance(d, ir.DimFix):
+            return False
+        i = d.i
+        constant = (isinstance(i, ir.Constant) and isinstance(n, ir.Constant)
+                    and 0 <= i.value < n.value)
+        counter = isinstance(i, ir.Var) and n is not None and ranges.get(i.name) == n
+        if not (constant or counter):
             return False
     return True
 

@@ -43,3 +43,14 @@ def test_what_may_fail() -> None:
     assert can_fail(index(5), types) and not can_fail(index(4), types)
     assert can_fail(ir.Assert(x, "no"), types)
     assert not can_fail(ir.Assert(ir.Constant(True, "bool"), "no"), types)
+
+
+def test_a_read_at_a_loop_counter_below_the_dimension_cannot_fail() -> None:
+    n, m = ir.Var(ir.VName("n", 0)), ir.Var(ir.VName("m", 1))
+    i, xs, ys = ir.VName("i", 2), ir.VName("xs", 3), ir.VName("ys", 4)
+    types = {xs: ir.ArrayT("f32", (n,)), ys: ir.ArrayT("f32", (None,))}
+    read = ir.Index(xs, (ir.DimFix(ir.Var(i)),))
+    assert can_fail(read, types)  # no range known for i
+    assert not can_fail(read, types, {i: n})
+    assert can_fail(read, types, {i: m})  # another bound
+    assert can_fail(ir.Index(ys, (ir.DimFix(ir.Var(i)),)), types, {i: n})  # size unknown
