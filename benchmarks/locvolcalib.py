@@ -20,7 +20,9 @@ is copied here).  Versions, by setting every threshold of the package:
   datasets, `--tune-timeout` seconds making a slower first call lose (the
   outer version's: 4-20 s a call), written to `OUT/LocVolCalib.fut.tuning`;
   or (`--tuning FILE`) the values of an earlier tuning;
-* `override`: the tuned values with those of `--override NAME=VALUE ...`.
+* `override`: the tuned values with those of `--override NAME=VALUE ...`;
+* any of them with `+graphs`: the same values, calls replayed as CUDA
+  graphs (`graphs=True`).
 
 `--kernels` adds each version's slowest kernels (PyTorch's profiler),
 `--host-profile` its host functions (cProfile).
@@ -157,7 +159,7 @@ def main() -> None:
                 "tuned": tuning.get("values", {})}
     versions["override"] = {**versions["tuned"], **{
         k: int(v) for k, v in (o.split("=") for o in args.override)}}
-    versions = {v: versions[v] for v in args.versions.split(",")}
+    versions = {v: versions[v.removesuffix("+graphs")] for v in args.versions.split(",")}
     rows = []
     for dataset in args.datasets.split(","):
         data = prog.parent / "LocVolCalib-data"
@@ -165,7 +167,8 @@ def main() -> None:
         want = load_file(data / f"{dataset}.out")[0]
         row: dict = {"dataset": dataset}
         for name, tuning in versions.items():
-            inst = lib.Lvc(backend="cuda", device_results=True, tuning=tuning)
+            inst = lib.Lvc(backend="cuda", device_results=True, tuning=tuning,
+                           graphs=name.endswith("+graphs"))
             inst.main(*inputs)  # compiles and loads the kernels
             _sync()
             t0 = time.perf_counter()

@@ -16,6 +16,7 @@ from .errors import (
     FutgenError,
     FutharkError,
 )
+from .graphs import CallGraphs
 from .layout import (
     Leaf,
     Param,
@@ -34,6 +35,7 @@ __all__ = [
     "ArgumentTypeError",
     "ArgumentValueError",
     "Backend",
+    "CallGraphs",
     "CpuBackend",
     "CudaBackend",
     "EntryPoint",

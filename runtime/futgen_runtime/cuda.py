@@ -4,7 +4,10 @@ Imported only when a CUDA backend is made, so that the runtime (and every
 generated package) imports without PyCUDA.  Arrays are C-contiguous
 `pycuda.gpuarray.GPUArray`s allocated from one `DeviceMemoryPool`; all
 launches go to the default stream, so operations are ordered and only
-`sync`/reads wait for the device.
+`sync`/reads wait for the device.  While a call is recorded as a CUDA graph
+(`record`, futgen_runtime/graphs.py) they go to the graph's stream instead,
+its memory comes from the graph's own pool, and reads of the device raise
+`CaptureUnsupported`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import math
 import struct
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +29,10 @@ import pycuda.driver as cuda
 from pycuda import gpuarray
 from pycuda.tools import DeviceMemoryPool
 
+from . import cudagraph
 from .compile import DEFAULT_OPTIONS, compile_cubin
 from .errors import FAILURE_ARGS, FutgenError, FutharkError
+from .graphs import CaptureUnsupported
 from .indexing import (
     Index,
     Region,
@@ -97,6 +102,33 @@ class _Kernel:
     shared_limit: int  # dynamic shared memory it may take per block
 
 
+@dataclass(eq=False)
+class Recorded:
+    """An entry call recorded as a CUDA graph (`CudaBackend.record`): the
+    instantiated graph, the arrays it reads its arguments from and writes
+    its results to, and the pool of all the memory it uses."""
+
+    backend: Any
+    graph: int
+    graph_exec: int
+    inputs: list[Any]  # per argument leaf: the graph's array, or the scalar
+    results: tuple[Any, ...]
+    pool: Any
+    keep: list[Any]  # pinned host arrays its copies read
+    nodes: int
+    guards: list[Any] = field(default_factory=list)  # the tuning state of the call
+    sizes_used: set[str] = field(default_factory=set)
+
+    def close(self) -> None:
+        """Free the graph and its memory."""
+        if self.graph_exec:
+            with self.backend._current():
+                cudagraph.destroy(self.graph, self.graph_exec)
+                self.graph = self.graph_exec = 0
+                self.inputs, self.results, self.keep = [], (), []
+                self.pool.free_held()
+
+
 class CudaBackend:
     """Backend arrays are C-contiguous GPUArrays on the chosen device."""
 
@@ -136,6 +168,12 @@ class CudaBackend:
         self._fail_ptrs = (int(self._failure),
                            int(self._failure_host.base.get_device_pointer()))
         self._pending = False  # launches since the device was last waited for
+        # Where launches and copies go: None (the default stream), or while a
+        # call is recorded, the graph stream; then `_recording` holds the host
+        # arrays the recorded copies read.
+        self._stream: Any = None
+        self._graph_stream: Any = None
+        self._recording: list[Any] | None = None
         # Small results and scalars come back through pinned host memory.
         self._staging = cuda.pagelocked_empty(STAGING_BYTES, np.uint8)
         self._staging_lock = threading.Lock()
@@ -341,7 +379,8 @@ class CudaBackend:
             k.function.set_attribute(
                 cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
             k.shared_limit = shared_bytes
-        k.function._launch_kernel((blocks, 1, 1), (block, 1, 1), params, shared_bytes, None)
+        k.function._launch_kernel((blocks, 1, 1), (block, 1, 1), params, shared_bytes,
+                                  self._stream)
         self._pending = True
 
     def block_fits(self, nbytes: int) -> bool:
@@ -366,6 +405,7 @@ class CudaBackend:
 
     def sync(self) -> None:
         """Wait for the device; raise the failure a kernel reported, and reset the flag."""
+        self._not_recording("waits for the device")
         if self._pending:
             with self._current():
                 cuda.Context.synchronize()
@@ -374,6 +414,7 @@ class CudaBackend:
 
     def mark(self) -> Any:
         """A CUDA event recorded now, after the work queued so far."""
+        self._not_recording("records an event")
         with self._current():
             event = cuda.Event()
             event.record()
@@ -422,6 +463,83 @@ class CudaBackend:
             message = f"{fmt} (arguments {args})"
         raise FutharkError(message, loc or None)
 
+    # ------------------------------------------------------------ graphs
+
+    def record(self, run: Callable[[list[Any]], Any], leaves: Sequence[Any]) -> Recorded:
+        """`run(inputs)`, an entry call's host code on arrays shaped like the
+        array leaves of `leaves` (scalars as they are), recorded as a CUDA
+        graph and not run: `replay` runs it.  Raises CaptureUnsupported
+        where the host code reads the device or the driver cannot record
+        what it queues; a FutharkError of the host code passes through."""
+        with self._current():
+            if self._graph_stream is None:
+                self._graph_stream = cuda.Stream()
+            stream = self._graph_stream.handle
+            pool, keep, saved_pool = DeviceMemoryPool(), [], self._pool
+            self._pool = pool
+            try:
+                inputs = [self._new(x.shape, x.dtype) if isinstance(x, gpuarray.GPUArray) else x
+                          for x in leaves]
+                self._stream, self._recording = self._graph_stream, keep
+                results, graph = self._captured(stream, lambda: run(inputs))
+            finally:
+                self._pool, self._stream, self._recording = saved_pool, None, None
+            try:
+                graph_exec = cudagraph.instantiate(graph)
+            except cudagraph.GraphError as e:
+                cudagraph.destroy(graph, 0)
+                raise CaptureUnsupported(str(e)) from e
+            return Recorded(self, graph, graph_exec, inputs, results, pool, keep,
+                            cudagraph.node_count(graph))
+
+    def _captured(self, stream: int, run: Callable[[], Any]) -> tuple[tuple, int]:
+        """`run()`'s result leaves (made: deferred arrays are part of the
+        call) and the graph of what it queued on `stream`."""
+        cudagraph.begin_capture(stream)
+        failure: BaseException | None = None
+        results: tuple = ()
+        try:
+            out = run()
+            results = tuple(self.settled(r) for r in (out if isinstance(out, tuple | list)
+                                                      else (out,)))
+        except BaseException as e:  # noqa: BLE001 -- the capture must end first
+            failure = e
+        graph = 0
+        try:
+            graph = cudagraph.end_capture(stream)
+        except cudagraph.GraphError as e:
+            failure = failure or e
+        if failure is None:
+            return results, graph
+        cudagraph.destroy(graph, 0)
+        if isinstance(failure, cuda.Error | cudagraph.GraphError):
+            raise CaptureUnsupported(str(failure)) from failure
+        raise failure
+
+    def replay(self, rec: Recorded, leaves: Sequence[Any]) -> tuple:
+        """Run a recorded call on `leaves`: copy its array arguments in,
+        launch the graph, and copy its results out to new arrays (all in
+        order on the default stream, which the graph's stream waits for)."""
+        with self._current():
+            for mine, x in zip(rec.inputs, leaves):
+                if isinstance(mine, gpuarray.GPUArray) and mine.nbytes and _ptr(mine) != _ptr(x):
+                    cuda.memcpy_dtod_async(_ptr(mine), _ptr(x), mine.nbytes)
+            cudagraph.launch(rec.graph_exec, self._graph_stream.handle)
+            self._pending = True
+            return tuple(_copy_gpuarray(r, self._new(r.shape, r.dtype))
+                         if isinstance(r, gpuarray.GPUArray) else r for r in rec.results)
+
+    def _not_recording(self, what: str) -> None:
+        if self._recording is not None:
+            raise CaptureUnsupported(f"the call {what}")
+
+    def _upload_recorded(self, ptr: Any, a: np.ndarray) -> None:
+        """A copy of `a` to the device, recorded: from pinned memory the graph keeps."""
+        pinned = cuda.pagelocked_empty(a.shape, a.dtype)
+        pinned[...] = a
+        self._recording.append(pinned)
+        cuda.memcpy_htod_async(ptr, pinned, self._stream)
+
     @staticmethod
     def is_contiguous(x: gpuarray.GPUArray) -> bool:
         """Whether a GPUArray is C-contiguous (cheaper than its `flags`)."""
@@ -435,7 +553,9 @@ class CudaBackend:
             x = self._new(a.shape, a.dtype)
             if not a.size:
                 return x
-            if _numpy_owned(a):
+            if self._recording is not None:
+                self._upload_recorded(x.gpudata, a)
+            elif _numpy_owned(a):
                 # Pageable memory: the driver copies it to its staging buffer
                 # before returning, so `a` may change at once; the DMA and
                 # the launches after it are ordered on the default stream.
@@ -445,6 +565,7 @@ class CudaBackend:
             return x
 
     def to_host(self, x: gpuarray.GPUArray) -> np.ndarray:
+        self._not_recording("reads an array back")
         if 0 < x.nbytes <= STAGING_BYTES:
             return self._read_back(int(x.gpudata), x.nbytes).view(x.dtype).reshape(x.shape)
         out = np.empty(x.shape, x.dtype)
@@ -457,6 +578,7 @@ class CudaBackend:
     def _read_back(self, ptr: int, nbytes: int) -> np.ndarray:
         """`nbytes` at device address `ptr`, after every launch before, by a
         DMA into pinned memory (no copy through the driver's staging buffer)."""
+        self._not_recording("reads the device")
         with self._staging_lock, self._current():
             stage = self._staging[:nbytes]
             cuda.memcpy_dtoh(stage, ptr)
@@ -480,6 +602,7 @@ class CudaBackend:
                             f"without a copy; pass a contiguous one (e.g. .contiguous() or "
                             f"cupy.ascontiguousarray)")
         if cai.get("stream") not in (None, 0):
+            self._not_recording("waits for another stream")
             with self._current():
                 cuda.Context.synchronize()  # the producer's stream may still be writing it
         return gpuarray.GPUArray(shape, dtype, gpudata=int(cai["data"][0]), base=value)
@@ -496,7 +619,7 @@ class CudaBackend:
         with self._current():
             x = self._new(shape, dtype)
             if x.nbytes:
-                cuda.memset_d8(x.gpudata, 0, x.nbytes)
+                cuda.memset_d8_async(x.gpudata, 0, x.nbytes, self._stream)
             return x
 
     def iota(self, n: int, start: Any, stride: Any, dtype: Any) -> gpuarray.GPUArray:
@@ -525,7 +648,7 @@ class CudaBackend:
 
     def copy(self, x: gpuarray.GPUArray) -> gpuarray.GPUArray:
         with self._current():
-            return _copy_gpuarray(x, self._new(x.shape, x.dtype))
+            return _copy_gpuarray(x, self._new(x.shape, x.dtype), self._stream)
 
     def concat(self, xs: Sequence[gpuarray.GPUArray]) -> gpuarray.GPUArray:
         if not xs:
@@ -539,7 +662,7 @@ class CudaBackend:
             at = _ptr(out)
             for x in xs:
                 if x.nbytes:
-                    cuda.memcpy_dtod(at, _ptr(x), x.nbytes)
+                    cuda.memcpy_dtod_async(at, _ptr(x), x.nbytes, self._stream)
                     at += x.nbytes
             return out
 
@@ -629,7 +752,11 @@ class CudaBackend:
             v = np.ascontiguousarray(np.asarray(value, dtype=x.dtype))
             if v.size == 1:
                 with self._current():
-                    cuda.memcpy_htod(_ptr(x) + r.offset * x.dtype.itemsize, v)
+                    at = _ptr(x) + r.offset * x.dtype.itemsize
+                    if self._recording is not None:
+                        self._upload_recorded(at, v)
+                    else:
+                        cuda.memcpy_htod(at, v)
                 return x
             value = self.from_host(v)
         self.launch(f"futgen_scatter_{x.dtype.itemsize}", r.size, 256,
@@ -733,11 +860,14 @@ def _pushed_context(ctx: Any) -> Iterator[None]:
         cuda.Context.pop()
 
 
-def _copy_gpuarray(x: gpuarray.GPUArray, out: gpuarray.GPUArray) -> gpuarray.GPUArray:
+def _copy_gpuarray(x: gpuarray.GPUArray, out: gpuarray.GPUArray,
+                   stream: Any = None) -> gpuarray.GPUArray:
     if x.size:
         if x.flags.c_contiguous:
-            cuda.memcpy_dtod(_ptr(out), _ptr(x), x.nbytes)
+            cuda.memcpy_dtod_async(_ptr(out), _ptr(x), x.nbytes, stream)
         else:
+            if stream is not None:
+                raise CaptureUnsupported("a copy of a non-contiguous array")
             out.set(x.get())
     return out
 

@@ -63,8 +63,8 @@ class Tuning:
         if path:
             self._apply(read_tuning_file(path, params))
         self._apply(_checked(overrides or {}, params, "tuning="))
-        self.log = log or _env_flag("FUTGEN_LOG")
-        self.profile = profile or _env_flag("FUTGEN_PROFILE")
+        self.log = log or env_flag("FUTGEN_LOG")
+        self.profile = profile or env_flag("FUTGEN_PROFILE")
         # (name, parallelism, taken) of every guard of the last call, in order.
         self.guards: list[tuple[str, int, bool]] = []
         # (index in guards, backend, start mark, end mark) of each timed region.
@@ -161,7 +161,7 @@ class Tuning:
         return out
 
 
-def _env_flag(name: str) -> bool:
+def env_flag(name: str) -> bool:
     return os.environ.get(name, "0") not in ("", "0")
 
 
