@@ -497,3 +497,36 @@ def test_scans_of_large_values_fit_shared_memory(tmp_path: Path) -> None:
                            "-o", str(tmp_path / "kernels.cubin")], capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+def _gather_body(stms: tuple[ir.Stm, ...], index: ir.SubExp) -> ir.Stm:
+    """A SegMap over gtid 40 < n whose body is `stms` then `xs[index]`."""
+    x = v("x", 41)
+    read = let(x, "f32", ir.Index(XS, (ir.DimFix(index),), LOC))
+    body = ir.Body((*stms, read), (var(x),))
+    op = SegMap("grid", SegSpace((v("gtid", 40),), (var(N),)), (ir.Prim("f32"),), body)
+    return ir.Stm((ir.Param(v("res", 42), ir.ArrayT("f32", (var(N),))),), op)
+
+
+def test_indices_one_below_a_positive_index_are_unchecked() -> None:
+    """`xs[i - 1]` where `0 < i` holds, and `xs[n - i - 1]`, for `i < n`, need
+    no bounds check; `xs[i - 1]` elsewhere does."""
+    gtid, j, t, c = var(v("gtid", 40)), v("j", 50), v("t", 51), v("c", 52)
+    minus_one = let(j, "i64", ir.BinOp("-", "i64", var(t), ir.Constant(1, "i64")))
+    from_end = compile_segop(_gather_body(
+        (let(t, "i64", ir.BinOp("-", "i64", var(N), gtid)), minus_one), var(j)), TYPES, Names())
+    assert from_end.errors == ()
+    y = v("y", 53)
+    inner = ir.Body((let(t, "i64", ir.SubExpOp(gtid)), minus_one,
+                     let(y, "f32", ir.Index(XS, (ir.DimFix(var(j)),), LOC))), (var(y),))
+    zero = ir.Body((), (ir.Constant(0.0, "f32"),))
+    for cond, branches, checked in [
+            (ir.CmpOp("<", "i64", ir.Constant(0, "i64"), gtid), (inner, zero), False),
+            (ir.CmpOp(">=", "i64", gtid, ir.Constant(1, "i64")), (inner, zero), False),
+            (ir.CmpOp("<", "i64", ir.Constant(0, "i64"), gtid), (zero, inner), True),
+            (ir.CmpOp("<", "i64", ir.Constant(-1, "i64"), gtid), (inner, zero), True)]:
+        r = v("r", 54)
+        stms = (let(c, "bool", cond),
+                ir.Stm((p(r, "f32"),), ir.If(var(c), *branches, (ir.Prim("f32"),))))
+        plan = compile_segop(_gather_body(stms, gtid), TYPES, Names())
+        assert bool(plan.errors) == checked, (cond, checked)

@@ -73,6 +73,11 @@ class KernelLowering:
         # An index so bounded by the very size of the dimension it indexes
         # needs no bounds check.
         self.ranges: dict[ir.VName, ir.SubExp] = {}
+        # Variables known to lie in [1, bound]: `n - i` for `i` in [0, n), an
+        # index in [0, n) where `0 < i` holds.  One less, they are in [0, n):
+        # `a[i - 1]` under `if 0 < i`, `a[n - i - 1]` need no bounds check.
+        self.ranges_from_one: dict[ir.VName, ir.SubExp] = {}
+        self.comparisons: dict[ir.VName, ir.CmpOp] = {}  # the conditions `_if` may use
         # Set while lowering reads whose indices a check elsewhere covered
         # (`indices_checked`).
         self.in_bounds = False
@@ -214,12 +219,25 @@ class KernelLowering:
                 return self._mem().fill(buf, self._elems(buf), self.subexp(value), self.fresh)
             case ir.Update(arr, sl, value, loc):
                 return self._update(pat[0], arr, sl, value, loc)
-            case ir.SubExpOp(ir.Var(x)) if x in self.ranges:  # a copy keeps its range
-                self.ranges[pat[0].name] = self.ranges[x]
-                return self._scalar(pat[0], s.exp)
             case _:
                 (p,) = pat
+                self._note_range(p.name, s.exp)
                 return self._scalar(p, s.exp)
+
+    def _note_range(self, v: ir.VName, e: ir.Exp) -> None:
+        """What the scalar `v = e` is known to lie in, from its operands' ranges."""
+        match e:
+            case ir.SubExpOp(ir.Var(x)):  # a copy keeps its range
+                if x in self.ranges:
+                    self.ranges[v] = self.ranges[x]
+                if x in self.ranges_from_one:
+                    self.ranges_from_one[v] = self.ranges_from_one[x]
+            case ir.BinOp("-", _, ir.Var(x), ir.Constant(1)) if x in self.ranges_from_one:
+                self.ranges[v] = self.ranges_from_one[x]
+            case ir.BinOp("-", _, n, ir.Var(i)) if self.ranges.get(i) == n:
+                self.ranges_from_one[v] = n
+            case ir.CmpOp():
+                self.comparisons[v] = e
 
     def _scalar(self, p: ir.Param, e: ir.Exp) -> list[Stm]:
         checks, value = self.exp(e)
@@ -236,7 +254,25 @@ class KernelLowering:
         outs = [c_name(p.name) if isinstance(p.type, ir.Prim)
                 else self._mem().new(p.name, p.type) for p in pat]  # type: ignore[arg-type]
         self.local.update(p.name for p in pat)
-        return [*decls, imp.If(c, tuple(self.body(then_, outs)), tuple(self.body(else_, outs)))]
+        positive = self._positive_index(cond)
+        saved = dict(self.ranges_from_one)
+        if positive is not None:  # in the branch taken where it holds, it lies in [1, n)
+            self.ranges_from_one[positive] = self.ranges[positive]
+        then_stms = tuple(self.body(then_, outs))
+        self.ranges_from_one = saved
+        return [*decls, imp.If(c, then_stms, tuple(self.body(else_, outs)))]
+
+    def _positive_index(self, cond: ir.SubExp) -> ir.VName | None:
+        """The index in `ranges` that `cond` says is positive (`0 < i`,
+        `i > 0`, `1 <= i`, `i >= 1`), if it is such a comparison."""
+        if not isinstance(cond, ir.Var):
+            return None
+        match self.comparisons.get(cond.name):
+            case (ir.CmpOp("<", _, ir.Constant(0), ir.Var(i)) | ir.CmpOp(">", _, ir.Var(i), ir.Constant(0))
+                  | ir.CmpOp("<=", _, ir.Constant(1), ir.Var(i))
+                  | ir.CmpOp(">=", _, ir.Var(i), ir.Constant(1))):
+                return i if i in self.ranges else None
+        return None
 
     # ---------------------------------------------------------- private arrays
 
@@ -401,8 +437,10 @@ class KernelLowering:
     def _in_range(self, d: ir.DimIndex, sizes: Sequence[ir.SubExp | None], k: int) -> bool:
         """Whether fixed index `d` is known to be in [0, sizes[k])."""
         i = d.i  # type: ignore[union-attr]
-        return (isinstance(i, ir.Var) and k < len(sizes)
-                and _bounded_by(self.ranges.get(i.name), sizes[k]))
+        size = sizes[k] if k < len(sizes) else None
+        if isinstance(i, ir.Constant):  # a constant index into a dimension of constant size
+            return isinstance(size, ir.Constant) and 0 <= int(i.value) < int(size.value)
+        return _bounded_by(self.ranges.get(i.name), size)
 
     def _checked_flat(self, cname: str, sl: tuple[ir.DimIndex, ...], dims: list[Expr],
                       shape: list[Expr], loc: object | None,
