@@ -8,6 +8,7 @@
     futgen build prog.fut -o PKGDIR [--version V] [--backend B] [--wheel] [--dist D] [--check-ir]
     futgen dataset [-s SEED] [-b | --text | -t] [--T-bounds=MIN:MAX] -g TYPE ...
     futgen bench PROGRAM... [--backend B] [-r N] [--json F] [--tuning F] [-e ENTRY] [--plot PNG]
+                 [--graphs]
     futgen bench --compare OLD.json NEW.json [--plot PNG]
     futgen autotune PROGRAM [--backend B] [-r N] [--timeout S] [-e ENTRY] [--method M]
                             [--noise F] [--strategies] [-o FILE]
@@ -138,6 +139,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"),
                        help="compare two --json files: speedup per dataset")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bench.add_argument("--graphs", action="store_true",
+                       help="on CUDA, replay each call as a CUDA graph (the packages' graphs=True)")
     _tuning_arguments(bench, "build the programs with")
     bench.set_defaults(handler=_bench)
 
@@ -405,6 +408,8 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     if not args.programs:
         raise FutgenError("no programs to benchmark (or use --compare OLD.json NEW.json)")
+    if args.graphs:
+        os.environ["FUTGEN_GRAPHS"] = "1"  # what the packages' instances read when made
     results = []
     for program in args.programs:
         _require_file(program)

@@ -192,3 +192,20 @@ def test_examples_and_versions_match_the_interpreter_with_graphs(monkeypatch):
                        TestOptions(backend="cuda"))
     print(str(report).splitlines()[-1])
     assert report.ok, str(report)
+
+
+@pytest.mark.gpu
+def test_bench_with_graphs_checks_and_times_the_replayed_calls(tmp_path, monkeypatch, capsys):
+    from futgen.cli import main
+
+    monkeypatch.setenv("FUTGEN_GRAPHS", "0")  # restored after the test; --graphs sets it
+    src = tmp_path / "loop.fut"
+    src.write_text("""
+-- ==
+-- input { 3 [1f32, 2f32] } output { [2.625f32, 2.75f32] }
+entry main (k: i32) (xs: []f32) : []f32 =
+  loop xs for i < k do map (\\x -> x * 0.5f32 + f32.i32 i) xs
+""")
+    assert main(["bench", str(src), "--backend", "cuda", "-r", "5", "--graphs",
+                 "--no-progress"]) == 0
+    assert "5 runs" in capsys.readouterr().out
