@@ -119,14 +119,23 @@ class Recorded:
     guards: list[Any] = field(default_factory=list)  # the tuning state of the call
     sizes_used: set[str] = field(default_factory=set)
 
+    def note_tuning(self, tuning: Any) -> None:
+        """Keep the guards and sizes of the recorded call, which replays give back."""
+        self.guards, self.sizes_used = list(tuning.guards), set(tuning.sizes_used)
+
     def close(self) -> None:
-        """Free the graph and its memory."""
+        """Free the graph and its memory, once a replay in flight is done."""
         if self.graph_exec:
             with self.backend._current():
+                cuda.Context.synchronize()
                 cudagraph.destroy(self.graph, self.graph_exec)
                 self.graph = self.graph_exec = 0
                 self.inputs, self.results, self.keep = [], (), []
                 self.pool.free_held()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at exit the context may be gone
+            self.close()
 
 
 class CudaBackend:
@@ -208,6 +217,8 @@ class CudaBackend:
         try:
             return self._pool.allocate(nbytes)
         except cuda.MemoryError:
+            if self._recording is not None:  # the recorded graph may use its spare blocks
+                raise CaptureUnsupported("the call ran out of memory while recorded") from None
             self._pool.free_held()
         try:
             return self._pool.allocate(nbytes)
@@ -484,18 +495,22 @@ class CudaBackend:
                 results, graph = self._captured(stream, lambda: run(inputs))
             finally:
                 self._pool, self._stream, self._recording = saved_pool, None, None
+            graph_exec = 0
             try:
                 graph_exec = cudagraph.instantiate(graph)
+                nodes = cudagraph.node_count(graph)
             except cudagraph.GraphError as e:
-                cudagraph.destroy(graph, 0)
+                cudagraph.destroy(graph, graph_exec)
                 raise CaptureUnsupported(str(e)) from e
-            return Recorded(self, graph, graph_exec, inputs, results, pool, keep,
-                            cudagraph.node_count(graph))
+            return Recorded(self, graph, graph_exec, inputs, results, pool, keep, nodes)
 
     def _captured(self, stream: int, run: Callable[[], Any]) -> tuple[tuple, int]:
         """`run()`'s result leaves (made: deferred arrays are part of the
         call) and the graph of what it queued on `stream`."""
-        cudagraph.begin_capture(stream)
+        try:
+            cudagraph.begin_capture(stream)
+        except cudagraph.GraphError as e:
+            raise CaptureUnsupported(str(e)) from e
         failure: BaseException | None = None
         results: tuple = ()
         try:
@@ -518,8 +533,9 @@ class CudaBackend:
 
     def replay(self, rec: Recorded, leaves: Sequence[Any]) -> tuple:
         """Run a recorded call on `leaves`: copy its array arguments in,
-        launch the graph, and copy its results out to new arrays (all in
-        order on the default stream, which the graph's stream waits for)."""
+        launch the graph, and copy its results out to new arrays.  The copies
+        go to the default stream; the graph's stream is a blocking one, so
+        the launch waits for the copies in and the copies out wait for it."""
         with self._current():
             for mine, x in zip(rec.inputs, leaves):
                 if isinstance(mine, gpuarray.GPUArray) and mine.nbytes and _ptr(mine) != _ptr(x):

@@ -19,17 +19,24 @@ host code reads the device (a scalar result, a loop whose condition a
 kernel computes, a read of an element).  Changed tuning values drop an
 instance's graphs, and logging or profiling guards turns graphs off (a
 replay evaluates no guard).  A graph keeps the memory its call used for
-as long as the instance holds it (`drop_graphs`).
+as long as the instance holds it (until `graphs` is turned off).
+
+Recording is not thread-safe: while one thread records, the backend's
+launches go to the graph's stream.  Work other code queues on the default
+stream meanwhile (CuPy, torch, another instance) makes the driver refuse
+the capture; that call then runs as usual, and its key is not tried again.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .tuning import env_flag
 
 MAX_RECORDED = 8  # keys an entry point records at most
+_UNSEEN = object()  # a key not tried yet (None: tried, cannot be recorded)
 
 
 class CaptureUnsupported(Exception):
@@ -38,14 +45,17 @@ class CaptureUnsupported(Exception):
 
 def _key(entry: str, leaves: Sequence[Any], array_type: type) -> tuple | None:
     """What a recorded call must share with a later one to replay it: array
-    shapes and types, scalar values (None where a leaf is neither)."""
+    shapes and types, scalar types and bits (equal floats may differ: -0.0
+    and 0.0; a NaN equals no value); None where a leaf is neither."""
     parts: list[Any] = [entry]
     for x in leaves:
         if isinstance(x, array_type):
             parts.append((tuple(x.shape), x.dtype.str))
         elif hasattr(x, "dtype") and getattr(x, "shape", None) == ():
-            parts.append((x.dtype.str, x.item()))
-        elif isinstance(x, bool | int | float):
+            parts.append((x.dtype.str, x.tobytes()))
+        elif isinstance(x, float):
+            parts.append((float, struct.pack("<d", x)))
+        elif isinstance(x, bool | int):
             parts.append((type(x), x))
         else:
             return None
@@ -83,8 +93,8 @@ class CallGraphs:
             self.drop()
             self._values = dict(tuning.values)
         key = _key(entry, leaves, b.array_type)
-        rec = self._recorded.get(key, False) if key is not None else None
-        if rec is False:
+        rec = self._recorded.get(key, _UNSEEN) if key is not None else None
+        if rec is _UNSEEN:
             rec = self._record(b, entry, key, compiled, leaves, tuning)
         if rec is None:
             return compiled(b, *leaves)
@@ -100,14 +110,14 @@ class CallGraphs:
         it cannot be made or the entry point has recorded enough."""
         if self._tried.get(entry, 0) >= MAX_RECORDED:
             return None
-        self._tried[entry] = self._tried.get(entry, 0) + 1
         try:
             rec = b.record(lambda inputs: compiled(b, *inputs), leaves)
         except CaptureUnsupported:
             rec = None
             tuning.start_call()  # the guards of the attempt
+        # (A FutharkError of the host code passes: that call fails as it would.)
+        self._tried[entry] = self._tried.get(entry, 0) + 1
         self._recorded[key] = rec
         if rec is not None:
-            rec.guards = list(tuning.guards)
-            rec.sizes_used = set(tuning.sizes_used)
+            rec.note_tuning(tuning)
         return rec

@@ -21,6 +21,10 @@ class _Recording:
     def __init__(self, results):
         self.results, self.closed = results, False
 
+    def note_tuning(self, tuning):
+        self.guards = list(tuning.guards)
+        self.sizes_used = set(tuning.sizes_used)
+
     def close(self):
         self.closed = True
 
@@ -50,9 +54,11 @@ class _Backend:
 PARAMS = {"main.suff_outer_par_0": {"class": "threshold", "default": 32768, "path": []}}
 
 
-def _compiled(calls):
+def _compiled(calls, tuning=None):
     def compiled(b, n, xs):
         calls.append(n)
+        if tuning is not None:
+            tuning.guard("main.suff_outer_par_0", int(n))
         return (n * 2,)
     return compiled
 
@@ -99,6 +105,45 @@ def test_new_tuning_values_drop_the_graphs_and_logging_turns_them_off():
     tuning.log = True
     graphs.call(b, "main", f, (np.int64(1), xs), tuning)
     assert len(calls) == 3 and b.replayed == 2
+
+
+def test_scalars_are_keyed_by_their_bits():
+    b, tuning, calls = _Backend(), Tuning(PARAMS, {}), []
+    graphs, f = CallGraphs(), _compiled(calls)
+    xs = np.zeros(1, np.float32)
+    for x in (np.float32(0.0), np.float32(-0.0), np.float32(np.nan), np.float32(np.nan),
+              0.0, -0.0, np.float64(0.0), np.int32(0), np.int64(0)):
+        graphs.call(b, "main", f, (x, xs), tuning)
+    # 0.0 and -0.0 differ; NaN replays NaN; each type is its own key.
+    assert len(b.recorded) == 8 and len(calls) == 8
+
+
+def test_a_replay_gives_the_guards_of_its_recording_and_a_failed_one_leaves_none():
+    tuning = Tuning(PARAMS, {})
+    graphs, calls = CallGraphs(), []
+    f = _compiled(calls, tuning)
+    xs = np.zeros(1, np.float32)
+    for _ in range(2):
+        tuning.start_call()
+        graphs.call(_Backend(), "main", f, (np.int64(40000), xs), tuning)
+        assert tuning.guards == [("main.suff_outer_par_0", 40000, True)]
+    tuning.start_call()
+    graphs.call(_Backend(readable=False), "main", f, (np.int64(5), xs), tuning)
+    assert tuning.guards == [("main.suff_outer_par_0", 5, False)]  # the plain call's alone
+
+
+def test_a_failing_call_does_not_use_up_the_recordings():
+    class Failing(_Backend):
+        def record(self, run, leaves):
+            raise ValueError("the host code failed")
+
+    graphs, tuning = CallGraphs(), Tuning(PARAMS, {})
+    for _ in range(MAX_RECORDED + 1):
+        with pytest.raises(ValueError):
+            graphs.call(Failing(), "main", _compiled([]), (np.int64(1), np.zeros(1)), tuning)
+    b = _Backend()
+    graphs.call(b, "main", _compiled([]), (np.int64(1), np.zeros(1)), tuning)
+    assert len(b.recorded) == 1
 
 
 def test_graphs_wanted_from_the_argument_or_the_environment(monkeypatch):
@@ -163,7 +208,7 @@ def test_cuda_graphs_replay_time_loops_and_fall_back_where_the_host_reads(tmp_pa
     dev = lib.Steps(backend="cuda", graphs=True, device_results=True)
     xs = np.ones(64, np.float32)
     a, b = dev.steps(np.int32(3), xs), dev.steps(np.int32(3), 2 * xs)
-    assert a.gpudata != b.gpudata
+    assert int(a.gpudata) != int(b.gpudata)
     assert np.allclose(a.get(), _steps_expected(3, xs))
     # A scalar result and a loop whose condition a kernel computes read the
     # device: those calls run as usual.
@@ -173,12 +218,14 @@ def test_cuda_graphs_replay_time_loops_and_fall_back_where_the_host_reads(tmp_pa
         assert np.allclose(inst.halve_until(xs), plain.halve_until(xs))
     assert graphs.replays == 4
     # A consuming entry point: the graph updates its own copy of the argument.
-    for i in (1, 1, 2):
-        assert inst.bump(np.zeros(4, np.float32), np.int64(i)).tolist() == \
-            [1.0 if j == i else 0.0 for j in range(4)]
+    for i, base in ((1, 0.0), (1, 5.0), (2, 7.0)):
+        assert inst.bump(np.full(4, base, np.float32), np.int64(i)).tolist() == \
+            [1.0 if j == i else base for j in range(4)]
+    assert graphs.replays == 7
     # Out-of-bounds: the host's check raises during recording, every time.
-    with pytest.raises(lib.FutharkError, match="out of bounds"):
-        inst.bump(np.zeros(4, np.float32), np.int64(9))
+    for _ in range(2):
+        with pytest.raises(lib.FutharkError, match="out of bounds"):
+            inst.bump(np.zeros(4, np.float32), np.int64(9))
     _, times = inst.time_calls("steps", (np.int32(5), np.ones(1000, np.float32)), runs=3)
     assert len(times) == 3
     inst.graphs = False
