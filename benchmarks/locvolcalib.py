@@ -21,6 +21,8 @@ is copied here).  Versions, by setting every threshold of the package:
   outer version's: 4-20 s a call), written to `OUT/LocVolCalib.fut.tuning`;
   or (`--tuning FILE`) the values of an earlier tuning;
 * `override`: the tuned values with those of `--override NAME=VALUE ...`;
+  `tuned32`: with the intra-block kernels' blocks at most a warp (a row of
+  256 is a run of 8 per thread);
 * any of them with `+graphs`: the same values, calls replayed as CUDA
   graphs (`graphs=True`).
 
@@ -157,6 +159,8 @@ def main() -> None:
                             **dict.fromkeys(caps, 32)},
                 "flat": dict.fromkeys(outer + intra, BIG),
                 "tuned": tuning.get("values", {})}
+    # the tuned values with the intra-block kernels at one warp a block
+    versions["tuned32"] = {**versions["tuned"], **dict.fromkeys(caps, 32)}
     versions["override"] = {**versions["tuned"], **{
         k: int(v) for k, v in (o.split("=") for o in args.override)}}
     versions = {v: versions[v.removesuffix("+graphs")] for v in args.versions.split(",")}

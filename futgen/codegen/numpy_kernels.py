@@ -432,8 +432,13 @@ def emit_segop(em: Emitter, stm: ir.Stm, rows: RowCompiler) -> list[str]:
     em.line(f"_n = int(np.prod({dims}, dtype=np.int64))")
     if not is_kernel_body(op.body):  # a SegMap with private arrays runs its `host` map
         raise UnsupportedFeature(f"{type(op).__name__} whose body is not kernel code")
-    em.line(f"{tuple_text([pyname(g) for g in op.space.gtids])} = S.points({dims})")
-    results = LaneCompiler(em).body(op.body, set(op.space.gtids))
+    results = [em.fresh("lanes") for _ in op.ret]
+    with em.block("if _n:"):  # with no points the body never runs (it may fail)
+        em.line(f"{tuple_text([pyname(g) for g in op.space.gtids])} = S.points({dims})")
+        values = LaneCompiler(em).body(op.body, set(op.space.gtids))
+        em.line(f"{tuple_text(results)} = {tuple_text(values)}")
+    with em.block("else:"):
+        em.line(f"{tuple_text(results)} = {tuple_text(['0'] * len(results))}")
     cols = []
     for r, t in zip(results, op.ret):
         c = em.fresh("col")

@@ -215,6 +215,11 @@ class _Flattener:
         e = replace(e, map_lam=self._inlined(e.map_lam))
         e = replace(e, scans=tuple(replace(s, lam=self._inlined(s.lam)) for s in e.scans),
                     reds=tuple(replace(r, lam=self._inlined(r.lam)) for r in e.reds))
+        hoisted_code = interchange.hoist_invariant(replace(stm, exp=e), self.names,
+                                                   self.types, self.ranges)
+        if hoisted_code is not None:
+            self.types.update(param_types(hoisted_code.stms))
+            return list(self.host_body(hoisted_code).stms)
         stm, e = _widened(replace(stm, exp=e), self.names)
         self.flat_version_possible = False
         outer = self.translate(e, deep=False)

@@ -348,11 +348,14 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True,
     if e.scans or e.reds:
         return None
     lam: ir.Lambda = names.renamed(e.map_lam)
+    out: list[ir.Stm] = []
+    # Hoisted before fusing: fused into a part, invariant work would run
+    # again at every point (`updateParams` at every strike of LocVolCalib).
+    lam = _hoisted(lam, out)
     body = fuse_body(lam.body) if fused else lam.body
     lam = replace(lam, body=_distributed_nest(body, names, fused))
     if len(_parts(lam.body.stms)) < 2:
         return None
-    out: list[ir.Stm] = []
     lam = _hoisted(lam, out)
     inside = {p.name for p in lam.params} | set(binders(lam.body.stms))
     raw_types = _types(lam)
@@ -388,11 +391,19 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True,
         if not group and not last:
             continue
         host = _manifested(group, arrays, typ, e.w, names)
+        made_here = {group[0].pat[0].name} if host else set()
         if host and (not last or rest.result == (ir.Var(group[0].pat[0].name),)):
             out += host
             arrays[group[0].pat[0].name] = host[-1].pat[0].name
             result = host[-1].pat
             continue
+        if host and all(isinstance(r, ir.Var) and (r.name in arrays or r.name in made_here)
+                        for r in rest.result):
+            # The last part, made for all points on the host, and the
+            # map's other values made by earlier parts: all are passed on.
+            out += host
+            arrays[group[0].pat[0].name] = host[-1].pat[0].name
+            group = []
         if last:
             result = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
             # A value an earlier part made is already an array of all points.
@@ -585,22 +596,137 @@ def map_if(stm: ir.Stm, names: NameSource) -> ir.Body | None:
     return ir.Body(tuple(out), tuple(ir.Var(p.name) for p in pat))
 
 
-def _hoisted(lam: ir.Lambda, out: list[ir.Stm]) -> ir.Lambda:
+def _hoisted(lam: ir.Lambda, out: list[ir.Stm], guarded: list[ir.Stm] | None = None,
+             types: Mapping[ir.VName, ir.Type] | None = None,
+             ranges: Mapping[ir.VName, ir.SubExp] | None = None,
+             names: NameSource | None = None) -> ir.Lambda:
     """`lam` without the statements of its body that do not depend on its
-    parameters, which go to `out` (to run once on the host) unless they may
-    fail (the map may have no points) or something consumes their value."""
+    parameters, which go to `out` (to run once on the host) unless something
+    consumes their value (each point needs its own) or they are loops.  One
+    that may fail stays, since the map may have no points; or, given
+    `guarded`, goes there (with the invariant statements that use its
+    values), for the caller to run only where the map has points.
+    `types` and `ranges` may prove reads in bounds (`can_fail`).
+
+    A scalar read of an array, and scalars computed from one, stay: on the
+    host they would be copies from the device, each a wait for the device
+    (and no CUDA graph can hold one).  Given `names`, a Screma that uses such
+    scalars only in its map function moves all the same, with copies of
+    their statements first in that function (its threads read them)."""
     consumed = Aliases(lam.body).consumed
     variant = {p.name for p in lam.params}
+    late: set[ir.VName] = set()  # what the guarded statements bind
+    reads: dict[ir.VName, ir.Stm] = {}  # invariant scalars from array reads
     kept = []
     for s in lam.body.stms:
         names_ = {p.name for p in s.pat}
-        if (free_vars(s.exp) & variant or names_ & consumed
-                or can_fail(s.exp, {}) or isinstance(s.exp, ir.Loop)):
+        uses = free_vars(s.exp)
+        if uses & variant or names_ & consumed or isinstance(s.exp, ir.Loop):
+            variant |= names_
+            kept.append(s)
+            continue
+        if uses & reads.keys() or _reads_scalar(s):
+            if (names is not None and isinstance(s.exp, ir.Screma)
+                    and not _outside_map_function(s.exp) & reads.keys()):
+                s = _with_reads(s, reads, names)
+                uses = free_vars(s.exp)
+            else:
+                if all(isinstance(p.type, ir.Prim) for p in s.pat):
+                    reads.update((v, s) for v in names_)
+                else:
+                    variant |= names_
+                kept.append(s)
+                continue
+        if guarded is not None and (uses & late or can_fail(s.exp, types or {}, ranges)):
+            late |= names_
+            guarded.append(s)
+        elif can_fail(s.exp, types or {}, ranges):
             variant |= names_
             kept.append(s)
         else:
             out.append(s)
     return replace(lam, body=replace(lam.body, stms=tuple(kept)))
+
+
+def _reads_scalar(s: ir.Stm) -> bool:
+    """Whether `s` reads one element of an array."""
+    return (isinstance(s.exp, ir.Index) and all(isinstance(p.type, ir.Prim) for p in s.pat))
+
+
+def _with_reads(stm: ir.Stm, reads: Mapping[ir.VName, ir.Stm], names: NameSource) -> ir.Stm:
+    """Screma `stm` with renamed copies of the `reads` statements its map
+    function uses (and those they use) first in that function."""
+    need = free_vars(stm.exp) & reads.keys()
+    chosen: list[ir.Stm] = []
+    for s in reversed(list(dict.fromkeys(reads.values()))):
+        if {p.name for p in s.pat} & need:
+            need |= free_vars(s.exp) & reads.keys()
+            chosen.append(s)
+    subst = {p.name: names.fresh(p.name.base) for s in chosen for p in s.pat}
+    copies = [substitute(s, subst) for s in reversed(chosen)]
+    return _into_nest(copies, substitute(stm, subst))
+
+
+def hoist_invariant(stm: ir.Stm, names: NameSource, types: Mapping[ir.VName, ir.Type],
+                    ranges: Mapping[ir.VName, ir.SubExp]) -> ir.Body | None:
+    """Map `stm` with the statements of its function that no point changes
+    computed once, before it (Futhark's simplifier hoists them out of
+    lambdas too); None if there are none.  Each point would compute the same
+    values, and a version that fused them into its work would compute them
+    again at every point (LocVolCalib's grid and operators, at every strike).
+    A statement that may fail fails at the map's first point as it would
+    before it, so it moves too, but runs only where the map has points:
+
+        map (\\x -> let d = xs[1] - xs[0] in f d x) ys
+        = if length ys == 0 then []
+          else let d = xs[1] - xs[0] in map (\\x -> f d x) ys
+
+    where the map's results can be made empty (their shapes known outside)
+    and a SOAC is among them; else such statements stay in the map.  Returns host code binding `stm`'s
+    pattern."""
+    e = stm.exp
+    assert isinstance(e, ir.Screma)
+    if e.scans or e.reds:
+        return None
+    out: list[ir.Stm] = []
+    guarded: list[ir.Stm] = []
+    blanks = _empty_results(stm.pat, names)
+    lam = _hoisted(e.map_lam, out, guarded if blanks is not None else None, types, ranges,
+                   names)
+    if guarded and not any(_parallel(s.exp) for s in guarded):
+        # Only parallel work is worth a branch: scalar checks stay per point.
+        out, guarded = [], []
+        lam = _hoisted(e.map_lam, out, None, types, ranges, names)
+    if not out and not guarded:
+        return None
+    if not guarded:
+        return _bound([*out, ir.Stm(stm.pat, replace(e, map_lam=lam))], stm.pat)
+    assert blanks is not None
+    pat = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
+    mapped = [ir.Stm(pat, replace(e, map_lam=lam))]
+    empty = ir.Param(names.fresh("no_points"), ir.Prim("bool"))
+    out.append(ir.Stm((empty,), ir.CmpOp("==", "i64", e.w, ir.Constant(0, "i64"))))
+    out.append(ir.Stm(stm.pat, ir.If(
+        ir.Var(empty.name), blanks,
+        ir.Body((*guarded, *mapped), tuple(ir.Var(p.name) for p in pat)),
+        tuple(p.type for p in stm.pat))))
+    return _bound(out, stm.pat)
+
+
+def _empty_results(pat: tuple[ir.Param, ...], names: NameSource) -> ir.Body | None:
+    """Host code making the results of a map with no points (arrays of the
+    pattern's types, whose outer size is then 0); None where a size is unknown."""
+    stms, results = [], []
+    for p in pat:
+        t = p.type
+        if not isinstance(t, ir.ArrayT) or any(d is None for d in t.shape):
+            return None
+        zero = ir.Constant(False if t.elem == "bool" else 0.0 if t.elem.startswith("f") else 0,
+                           t.elem)
+        q = ir.Param(names.fresh(p.name.base), t)
+        stms.append(ir.Stm((q,), ir.Replicate(t.shape, zero)))  # type: ignore[arg-type]
+        results.append(ir.Var(q.name))
+    return ir.Body(tuple(stms), tuple(results))
 
 
 def _manifested(group: list[ir.Stm], arrays: Mapping[ir.VName, ir.VName],

@@ -556,3 +556,18 @@ def test_g9_splits_a_map_function_after_its_reduction() -> None:
 def test_g9_adds_no_version_where_the_split_gains_no_parallelism() -> None:
     """Irregular inner work stays sequential in the split's map too."""
     assert _tree_of(REDOMAPS, "sums_of_ranges") == ["  segred (n)"]
+
+
+def test_work_no_point_changes_runs_once_before_the_map() -> None:
+    """tests/programs/versions/invariant.fut: the grid's sum does not depend
+    on the strike, so it is one SegRed before the strikes' map, not a sum
+    per strike; since its reads may fail, both run only where the map has
+    points (its test blocks check the error and the empty case)."""
+    prog = _flat((ROOT / "tests" / "programs" / "versions" / "invariant.fut").read_text())
+    [branch] = [s.exp for s in prog.function("main").body.stms if isinstance(s.exp, ir.If)]
+    assert [type(s.exp).__name__ for s in branch.else_.stms if isinstance(s.exp, SegOp)] \
+        == ["SegRed", "SegMap"]
+    assert not any(isinstance(s.exp, SegOp) for s in branch.then_.stms)
+    [segmap] = [s.exp for s in branch.else_.stms if isinstance(s.exp, SegMap)]
+    assert len(segmap.space.dims) == 2 and not any(
+        isinstance(s.exp, ir.Loop) for s in segmap.body.stms)

@@ -1,0 +1,18 @@
+-- Work no point of a map changes runs once, before the map (LocVolCalib's
+-- grid operator, once rather than per strike).  Its reads of xs[1] and
+-- xs[0] may fail: they fail as before where the map has points, and not
+-- where it has none.
+-- ==
+-- entry: main
+-- input { [2f32, 3f32, 5f32, 6f32] [1f32, 2f32] }
+-- output { [[0f32, 0.125f32, 0.375f32, 0.5f32], [0f32, 0.25f32, 0.75f32, 1f32]] }
+-- input { [1f32] empty([0]f32) }
+-- output { empty([0][1]f32) }
+-- input { [1f32] [2f32] } error: out of bounds
+-- random input { [1000]f32 [300]f32 }
+entry main [n][k] (xs: [n]f32) (ss: [k]f32) : [k][n]f32 =
+  map (\s -> let unit = xs[1] - xs[0]
+             let steps = map (\x -> (x - xs[0]) / unit) xs
+             let total = f32.sum steps
+             in map (\x -> x * s / total) steps)
+      ss
