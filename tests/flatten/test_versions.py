@@ -571,3 +571,42 @@ def test_work_no_point_changes_runs_once_before_the_map() -> None:
     [segmap] = [s.exp for s in branch.else_.stms if isinstance(s.exp, SegMap)]
     assert len(segmap.space.dims) == 2 and not any(
         isinstance(s.exp, ir.Loop) for s in segmap.body.stms)
+
+
+def test_scalar_reads_stay_in_the_threads_of_work_that_moves() -> None:
+    """invariant.fut's `scaled_exps`: the sum moves before the map with a
+    copy of the read `xs[i]` its threads make; the host reads no element
+    (a copy from the device there would wait for it and break CUDA graphs)."""
+    from futgen.flatten.names import binders
+
+    prog = _flat((ROOT / "tests" / "programs" / "versions" / "invariant.fut").read_text())
+    body = prog.function("scaled_exps").body
+    [branch] = [s.exp for s in body.stms if isinstance(s.exp, ir.If)]
+    [segred] = [s.exp for s in branch.else_.stms if isinstance(s.exp, SegRed)]
+    assert any(isinstance(s.exp, ir.Index) for s in segred.body.stms)
+
+    def host_reads(b: ir.Body) -> list[ir.Stm]:
+        out = []
+        for s in b.stms:
+            if isinstance(s.exp, ir.Index) and isinstance(s.pat[0].type, ir.Prim):
+                out.append(s)
+            elif isinstance(s.exp, ir.If):
+                out += host_reads(s.exp.then_) + host_reads(s.exp.else_)
+        return out
+
+    assert host_reads(body) == []
+    names = list(binders(prog.functions))
+    assert len(names) == len(set(names))
+
+
+def test_a_replicated_last_part_is_made_on_the_host_beside_earlier_values() -> None:
+    """distribute.fut's `replicated`: the map returns a sum an earlier part
+    made and a replication of the point's row; the flat version replicates
+    the rows of all points on the host, with no thread per point building
+    its copies."""
+    path = ROOT / "tests" / "programs" / "versions" / "distribute.fut"
+    prog = run_passes(internalise(check_source(path.read_text())))
+    exps = _host_exps(prog.function("replicated").body)
+    assert any(isinstance(e, ir.Replicate) and len(e.shape) == 1 for e in exps)
+    tree = _tree_of(path, "replicated")
+    assert sum(line.endswith("segmap (k)") for line in tree) == 1  # the outer version's

@@ -52,3 +52,17 @@ entry nested [k][m][n] (xss: [k][m][n]i32) : [k][m][n]i32 =
   map (map (\xs -> let ys = scan (+) 0 xs
                    in map (* 2) (scan (+) 0 (reverse ys))))
       xss
+
+-- The last part a replication of the point's row, the map's other value
+-- made by an earlier part: the replication is one host operation on the
+-- rows of all points (LocVolCalib's payoff grid per strike).
+-- ==
+-- entry: replicated
+-- input { [[1f32, 2f32], [3f32, 5f32]] [0i32, 0i32] }
+-- output { [3f32, 8f32] [[[4f32, 5f32], [4f32, 5f32]], [[11f32, 13f32], [11f32, 13f32]]] }
+-- random input { [7][33]f32 [5]i32 }
+entry replicated [k][n][m] (xss: [k][n]f32) (_: [m]i32) : ([k]f32, [k][m][n]f32) =
+  unzip (map (\xs -> let s = f32.sum xs
+                     let row = map (+ s) xs
+                     in (s, replicate m row))
+             xss)

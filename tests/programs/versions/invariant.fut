@@ -16,3 +16,21 @@ entry main [n][k] (xs: [n]f32) (ss: [k]f32) : [k][n]f32 =
              let total = f32.sum steps
              in map (\x -> x * s / total) steps)
       ss
+
+-- A scalar read (ts[i]) stays where it was, read by threads: on the host it
+-- would be a copy from the device; the sum that uses it moves all the same,
+-- reading it in its own threads.
+-- ==
+-- entry: scaled_exps
+-- input { [0f32, 1f32, 2f32] 0i64 [1f32, 3f32] }
+-- output { [[0.33333334f32, 0.33333334f32, 0.33333334f32], [1f32, 1f32, 1f32]] }
+-- input { [0f32, 1f32, 2f32] 5i64 empty([0]f32) }
+-- output { empty([0][3]f32) }
+-- input { [0f32, 1f32, 2f32] 5i64 [1f32] } error: out of bounds
+-- random input { [1000]f32 7i64 [300]f32 }
+entry scaled_exps [n][k] (xs: [n]f32) (i: i64) (ss: [k]f32) : [k][n]f32 =
+  map (\s -> let t = xs[i]
+             let ys = map (\x -> f32.exp (x * t)) xs
+             let total = f32.sum ys
+             in map (\y -> y * s / total) ys)
+      ss
