@@ -18,7 +18,9 @@ is copied here).  Versions, by setting every threshold of the package:
 * `default`: the untuned thresholds (32768);
 * `tuned` (with `--tune`): what `futgen autotune` found on the three
   datasets, `--tune-timeout` seconds making a slower first call lose (the
-  outer version's: 4-20 s a call), written to `OUT/LocVolCalib.fut.tuning`;
+  outer version's: 4-20 s a call; 12 by default, since large's all-flat
+  calls take 6 s, and a dataset whose every run fails leaves the choice to
+  the others), written to `OUT/LocVolCalib.fut.tuning`;
   or (`--tuning FILE`) the values of an earlier tuning;
 * `override`: the tuned values with those of `--override NAME=VALUE ...`;
   `tuned32`: with the intra-block kernels' blocks at most a warp (a row of
@@ -110,7 +112,7 @@ def main() -> None:
                                      "instead of tuning anew")
     ap.add_argument("--override", nargs="+", default=[], metavar="NAME=VALUE",
                     help="version `override`: the tuned values with these changed")
-    ap.add_argument("--tune-timeout", type=float, default=5.0,
+    ap.add_argument("--tune-timeout", type=float, default=12.0,
                     help="autotune's --timeout (s): a slower first call loses")
     ap.add_argument("--slow", type=float, default=2.0,
                     help="a version whose checked call takes longer (s) is timed by that call alone")

@@ -110,6 +110,7 @@ class Tuned:
     intervals: dict[str, Interval] = field(default_factory=dict)  # dataset -> interval
     interval: Interval | None = None  # the intersection (of the consistent datasets)
     left_out: list[str] = field(default_factory=list)  # datasets in conflict, not served
+    failed: dict[str, str] = field(default_factory=dict)  # dataset -> why its runs told nothing
 
     @property
     def value(self) -> int | None:
@@ -204,7 +205,7 @@ def tune(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
         local = {n.name: chosen.get(n.name, INF) for n in order}
         for d in datasets:
             interval, time = _tune_one(node.name, node.default, paths[node.name], d, local,
-                                       runs, noise, method, note)
+                                       runs, noise, method, note, t.failed)
             if interval is not None:
                 t.intervals[d] = interval
             if time is not None:
@@ -277,10 +278,11 @@ def _bottom_up(trees: list[Node]) -> Iterator[Node]:
 
 def _tune_one(v: str, default: int, path: tuple[str, ...], d: str, local: dict[str, int],
               runs: _Runs, noise: float, method: str,
-              note: Callable[[str], None]) -> tuple[Interval | None, float | None]:
+              note: Callable[[str], None],
+              failed: dict[str, str]) -> tuple[Interval | None, float | None]:
     """Threshold `v` on dataset `d`, the thresholds below it set in `local`:
     (its interval, the best time), or no interval where the dataset never
-    reaches it or no run of it succeeds."""
+    reaches it or no run of it succeeds (then `failed[d]` says why)."""
     forced = {a.lstrip("!"): FORCED[not a.startswith("!")] for a in path}
     setting = {**local, **forced, v: INF}
     base = runs(d, setting)
@@ -293,6 +295,7 @@ def _tune_one(v: str, default: int, path: tuple[str, ...], d: str, local: dict[s
         if base.time is None:
             note(f"{v} on {d}: the run with it at infinity failed before reaching it "
                  f"({base.why}); no information")
+            failed[d] = str(base.why)
         return None, base.time
     candidates = [*pars, INF]
     times: dict[int, float | None] = {INF: base.time}  # a failed baseline is a loss
@@ -311,6 +314,7 @@ def _tune_one(v: str, default: int, path: tuple[str, ...], d: str, local: dict[s
         k = _search(candidates, times, time_of)
         if k is None:
             note(f"{v} on {d}: every run failed ({base.why}); no information")
+            failed[d] = str(base.why)
             return None, None
         first, last = _ties(candidates, times, k, noise)
         found = Interval(_above(candidates, first), candidates[last]), times[candidates[k]]
@@ -442,13 +446,17 @@ def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],
     lines.append("-- each threshold: the values good on every dataset, overall (per dataset); "
                  "the value written is the one nearest the default")
     for t in sorted(result.thresholds, key=lambda t: t.name):
+        # A dataset whose runs failed (too slow, say) left the choice to the others.
+        unknown = "; ".join(f"{d}: {why}" for d, why in t.failed.items())
         if t.interval is None:
-            lines.append(f"-- {t.name}: reached by no dataset; its default "
+            why = f"no information ({unknown})" if unknown else "reached by no dataset"
+            lines.append(f"-- {t.name}: {why}; its default "
                          f"{params[t.name]['default']} stands")
             continue
         per = "; ".join(f"{d}: {i}" for d, i in t.intervals.items())
         lost = f"; conflict, not served: {', '.join(t.left_out)}" if t.left_out else ""
-        lines.append(f"-- {t.name}: {t.interval} ({per}){lost}")
+        failed = f"; NO INFORMATION from {unknown}" if unknown else ""
+        lines.append(f"-- {t.name}: {t.interval} ({per}){lost}{failed}")
     for b in result.sizes:
         shown = ", ".join(f"{c}: {r:.2f}" for c, r in b.relative.items())
         lines.append(f"-- {b.name}: time relative to the default {params[b.name]['default']}: "

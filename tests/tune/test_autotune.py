@@ -143,6 +143,26 @@ def test_failed_runs_lose_and_unreached_thresholds_keep_their_defaults() -> None
     assert text.endswith("t1=32768\nt2=32768\n")
 
 
+def test_a_dataset_whose_runs_all_fail_is_named_in_the_tuning_file() -> None:
+    # LocVolCalib's large dataset under a 5 s timeout: every run too slow, so
+    # the others choose alone, and the file must say so (a value good for
+    # them may be very bad for it).
+    def program(d: str, tuning: Mapping[str, int]) -> Measurement:
+        if d == "large":
+            return Measurement(None, (("t1", 10), ("t2", 50)), "too slow: 6.2 s a call")
+        if tuning["t1"] <= 10:
+            return Measurement(30.0, (("t1", 10),))
+        return Measurement(10.0 if tuning["t2"] <= 50 else 20.0, (("t1", 10), ("t2", 50)))
+
+    result = tune(TREE, ["small", "large"], program)
+    t2 = next(t for t in result.thresholds if t.name == "t2")
+    assert t2.intervals == {"small": Interval(0, 50)}
+    assert t2.failed == {"large": "too slow: 6.2 s a call"}
+    text = tuning_file_text(result, TREE, [])
+    assert ("-- t2: [0, 50] (small: [0, 50]); NO INFORMATION from large: "
+            "too slow: 6.2 s a call") in text
+
+
 def test_a_threshold_under_a_true_branch_is_reached_by_forcing_its_parent() -> None:
     # t2 matters only where t1 takes its version (strategies inside it).
     params = {"t1": _threshold(), "t2": _threshold("t1")}
