@@ -12,7 +12,12 @@ al., PPoPP 2019; `research/seed000_003.md`):
    and Scremas over one input array into one (a SegRed may have several
    operators).  Flattening fuses the bodies it builds for kernels itself
    (`fusion.fuse_body`), after inlining; unlike the pass, which
-   `--no-fusion` skips, that always happens.
+   `--no-fusion` skips, that always happens.  Before that, after inlining,
+   a map's function loses the statements no point changes
+   (`interchange.hoist_invariant`): they run once, before the map (one that
+   may fail, where a SOAC moves with it, only if the map has points);
+   scalar reads of arrays stay in the map (on the host they would wait for
+   the device), a moved Screma reading copies of them in its own threads.
 2. **A map nest becomes a SegMap.**  `map f xs` becomes a one-dimensional
    SegMap whose thread `gtid` reads `xs[gtid]`; when `f`'s body ends in a map
    over arrays the threads can index, and returns exactly that map's
