@@ -618,7 +618,9 @@ def _hoisted(lam: ir.Lambda, out: list[ir.Stm], guarded: list[ir.Stm] | None = N
     late: set[ir.VName] = set()  # what the guarded statements bind
     reads: dict[ir.VName, ir.Stm] = {}  # invariant scalars from array reads
     kept = []
-    for s in lam.body.stms:
+    todo = list(lam.body.stms)
+    while todo:
+        s = todo.pop(0)
         names_ = {p.name for p in s.pat}
         uses = free_vars(s.exp)
         if uses & variant or names_ & consumed or isinstance(s.exp, ir.Loop):
@@ -630,6 +632,9 @@ def _hoisted(lam: ir.Lambda, out: list[ir.Stm], guarded: list[ir.Stm] | None = N
                     and not _outside_map_function(s.exp) & reads.keys()):
                 s = _with_reads(s, reads, names)
                 uses = free_vars(s.exp)
+            elif names is not None and _one_array(s, reads):
+                todo[:0] = _by_one_thread(s, names)
+                continue
             else:
                 if all(isinstance(p.type, ir.Prim) for p in s.pat):
                     reads.update((v, s) for v in names_)
@@ -646,6 +651,37 @@ def _hoisted(lam: ir.Lambda, out: list[ir.Stm], guarded: list[ir.Stm] | None = N
         else:
             out.append(s)
     return replace(lam, body=replace(lam.body, stms=tuple(kept)))
+
+
+def _one_array(s: ir.Stm, reads: Mapping[ir.VName, ir.Stm]) -> bool:
+    """Whether `s` makes one array, of a shape known without `reads`, from
+    them (an array literal of read scalars, say), and no SOAC."""
+    if len(s.pat) != 1 or _parallel(s.exp) or isinstance(s.exp, ir.Index):
+        return False
+    t = s.pat[0].type
+    return (isinstance(t, ir.ArrayT) and None not in t.shape
+            and not free_vars(t) & reads.keys())
+
+
+def _by_one_thread(s: ir.Stm, names: NameSource) -> list[ir.Stm]:
+    """`s`, which makes one array, as a map over one point that makes it,
+    and that map's only row: hoisted, its reads stay on the device.
+
+        let a = [[0, -1 / d], ...]   =>   let one = map (\\_ -> [[0, -1 / d], ...]) (iota 1)
+                                          let a = one[0]"""
+    (p,) = s.pat
+    t = p.type
+    assert isinstance(t, ir.ArrayT)
+    one_t = ir.ArrayT(t.elem, (ir.Constant(1, "i64"), *t.shape))
+    points = ir.Param(names.fresh("point"), ir.ArrayT("i64", (ir.Constant(1, "i64"),)))
+    one = ir.Param(names.fresh(f"{p.name.base}_one"), one_t)
+    inner = ir.Param(names.fresh(p.name.base), t)
+    i = ir.Param(names.fresh("i"), ir.Prim("i64"))
+    lam = ir.Lambda((i,), ir.Body((ir.Stm((inner,), s.exp),), (ir.Var(inner.name),)), (t,))
+    zero = ir.Constant(0, "i64")
+    return [ir.Stm((points,), ir.Iota(ir.Constant(1, "i64"), zero, ir.Constant(1, "i64"))),
+            ir.Stm((one,), ir.Screma(ir.Constant(1, "i64"), (points.name,), (), (), lam)),
+            ir.Stm((p,), ir.Index(one.name, (ir.DimFix(zero),)))]
 
 
 def _reads_scalar(s: ir.Stm) -> bool:
@@ -686,7 +722,7 @@ def hoist_invariant(stm: ir.Stm, names: NameSource, types: Mapping[ir.VName, ir.
     pattern."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
-    if e.scans or e.reds:
+    if e.scans or e.reds or e.w == ir.Constant(1, "i64"):  # one point: it runs once anyway
         return None
     out: list[ir.Stm] = []
     guarded: list[ir.Stm] = []

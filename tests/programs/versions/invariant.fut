@@ -34,3 +34,18 @@ entry scaled_exps [n][k] (xs: [n]f32) (i: i64) (ss: [k]f32) : [k][n]f32 =
              let total = f32.sum ys
              in map (\y -> y * s / total) ys)
       ss
+
+-- An array literal of read scalars (LocVolCalib's boundary rows of its
+-- operators) moves too, made by one thread: its reads stay on the device.
+-- ==
+-- entry: stencil
+-- input { [1f32, 3f32] [1f32, 2f32] }
+-- output { [[0f32, -0.5f32, 0.5f32], [0f32, -1f32, 1f32]] }
+-- input { [1f32] empty([0]f32) }
+-- output { empty([0][3]f32) }
+-- input { [1f32] [2f32] } error: out of bounds
+entry stencil [n][k] (xs: [n]f32) (ss: [k]f32) : [k][3]f32 =
+  map (\s -> let d = xs[1] - xs[0]
+             let w = [0f32, -1 / d, 1 / d]
+             in map (* s) w)
+      ss
