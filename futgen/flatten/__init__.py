@@ -17,7 +17,8 @@ al., PPoPP 2019; `research/seed000_003.md`):
    (`interchange.hoist_invariant`): they run once, before the map (one that
    may fail, where a SOAC moves with it, only if the map has points);
    scalar reads of arrays stay in the map (on the host they would wait for
-   the device), a moved Screma reading copies of them in its own threads.
+   the device), a moved Screma reading copies of them in its own threads
+   (an array literal of them moves as a map of one point).
 2. **A map nest becomes a SegMap.**  `map f xs` becomes a one-dimensional
    SegMap whose thread `gtid` reads `xs[gtid]`; when `f`'s body ends in a map
    over arrays the threads can index, and returns exactly that map's

@@ -612,7 +612,9 @@ def _hoisted(lam: ir.Lambda, out: list[ir.Stm], guarded: list[ir.Stm] | None = N
     host they would be copies from the device, each a wait for the device
     (and no CUDA graph can hold one).  Given `names`, a Screma that uses such
     scalars only in its map function moves all the same, with copies of
-    their statements first in that function (its threads read them)."""
+    their statements first in that function (its threads read them), and
+    an array made from them (a literal) moves as a map of one point
+    (`_by_one_thread`)."""
     consumed = Aliases(lam.body).consumed
     variant = {p.name for p in lam.params}
     late: set[ir.VName] = set()  # what the guarded statements bind
