@@ -516,11 +516,13 @@ def _nests(e: ir.Screma) -> bool:
             and tuple(ir.Var(p.name) for p in body.stms[0].pat) == body.result)
 
 
-def _outside_map_function(e: ir.Exp) -> set[ir.VName]:
+def _outside_map_function(e: ir.Exp, types: bool = False) -> set[ir.VName]:
     """The names `e` uses outside a Screma's map function (its width,
-    inputs, neutral elements and operators); all it uses otherwise."""
+    inputs, neutral elements and operators; with `types`, the sizes in the
+    types the function returns too); all it uses otherwise."""
     if isinstance(e, ir.Screma):
-        return free_vars((e.w, e.arrs, e.scans, e.reds))
+        return free_vars((e.w, e.arrs, e.scans, e.reds)) | (
+            free_vars(e.map_lam.ret) if types else set())
     return free_vars(e)
 
 
@@ -631,28 +633,45 @@ def _hoisted(lam: ir.Lambda, out: list[ir.Stm], guarded: list[ir.Stm] | None = N
             continue
         if uses & reads.keys() or _reads_scalar(s):
             if (names is not None and isinstance(s.exp, ir.Screma)
-                    and not _outside_map_function(s.exp) & reads.keys()):
+                    and not _outside_map_function(s.exp, types=True) & reads.keys()
+                    and not free_vars(tuple(p.type for p in s.pat)) & reads.keys()):
                 s = _with_reads(s, reads, names)
                 uses = free_vars(s.exp)
             elif names is not None and _one_array(s, reads):
                 todo[:0] = _by_one_thread(s, names)
                 continue
             else:
-                if all(isinstance(p.type, ir.Prim) for p in s.pat):
+                # Cheap scalar statements may be copied into moved work;
+                # anything else built on a read stays, and what uses it.
+                if (isinstance(s.exp, _SCALAR_READ_OPS)
+                        and all(isinstance(p.type, ir.Prim) for p in s.pat)):
                     reads.update((v, s) for v in names_)
                 else:
                     variant |= names_
                 kept.append(s)
                 continue
-        if guarded is not None and (uses & late or can_fail(s.exp, types or {}, ranges)):
+        # Given `names` (`hoist_invariant`), a new array is risky too: made
+        # before a map with no points, its size might be invalid or huge.
+        risky = can_fail(s.exp, types or {}, ranges) or (names is not None and _makes_array(s))
+        if guarded is not None and (uses & late or risky):
             late |= names_
             guarded.append(s)
-        elif can_fail(s.exp, types or {}, ranges):
+        elif risky:
             variant |= names_
             kept.append(s)
         else:
             out.append(s)
     return replace(lam, body=replace(lam.body, stms=tuple(kept)))
+
+
+_SCALAR_READ_OPS = (ir.Index, ir.BinOp, ir.UnOp, ir.CmpOp, ir.ConvOp, ir.SubExpOp, ir.Assert)
+
+
+def _makes_array(s: ir.Stm) -> bool:
+    """Whether `s` makes a new array (not a view of one: a slice, a
+    transposition or another name for it)."""
+    return (any(isinstance(p.type, ir.ArrayT) for p in s.pat)
+            and not isinstance(s.exp, ir.Rearrange | ir.Index | ir.SubExpOp))
 
 
 def _one_array(s: ir.Stm, reads: Mapping[ir.VName, ir.Stm]) -> bool:

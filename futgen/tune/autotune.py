@@ -295,7 +295,7 @@ def _tune_one(v: str, default: int, path: tuple[str, ...], d: str, local: dict[s
         if base.time is None:
             note(f"{v} on {d}: the run with it at infinity failed before reaching it "
                  f"({base.why}); no information")
-            failed[d] = str(base.why)
+            failed[d] = _one_line(base.why)
         return None, base.time
     candidates = [*pars, INF]
     times: dict[int, float | None] = {INF: base.time}  # a failed baseline is a loss
@@ -314,7 +314,7 @@ def _tune_one(v: str, default: int, path: tuple[str, ...], d: str, local: dict[s
         k = _search(candidates, times, time_of)
         if k is None:
             note(f"{v} on {d}: every run failed ({base.why}); no information")
-            failed[d] = str(base.why)
+            failed[d] = _one_line(base.why)
             return None, None
         first, last = _ties(candidates, times, k, noise)
         found = Interval(_above(candidates, first), candidates[last]), times[candidates[k]]
@@ -436,6 +436,11 @@ def _combine(t: Tuned, weights: Mapping[str, float], note: Callable[[str], None]
          + "; ".join(f"{d}: {i}" for d, i in t.intervals.items())
          + f". Kept {t.interval}, which serves {', '.join(kept)} (the most run time); "
          f"not served: {', '.join(t.left_out)}")
+
+
+def _one_line(why: object) -> str:
+    """A failure's reason as one line of a tuning file's comments."""
+    return " ".join(str(why).split())
 
 
 def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],

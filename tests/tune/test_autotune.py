@@ -149,7 +149,7 @@ def test_a_dataset_whose_runs_all_fail_is_named_in_the_tuning_file() -> None:
     # them may be very bad for it).
     def program(d: str, tuning: Mapping[str, int]) -> Measurement:
         if d == "large":
-            return Measurement(None, (("t1", 10), ("t2", 50)), "too slow: 6.2 s a call")
+            return Measurement(None, (("t1", 10), ("t2", 50)), "too slow:\n  6.2 s a call")
         if tuning["t1"] <= 10:
             return Measurement(30.0, (("t1", 10),))
         return Measurement(10.0 if tuning["t2"] <= 50 else 20.0, (("t1", 10), ("t2", 50)))
@@ -157,8 +157,9 @@ def test_a_dataset_whose_runs_all_fail_is_named_in_the_tuning_file() -> None:
     result = tune(TREE, ["small", "large"], program)
     t2 = next(t for t in result.thresholds if t.name == "t2")
     assert t2.intervals == {"small": Interval(0, 50)}
-    assert t2.failed == {"large": "too slow: 6.2 s a call"}
+    assert t2.failed == {"large": "too slow: 6.2 s a call"}  # one line, for the file
     text = tuning_file_text(result, TREE, [])
+    assert all(line.startswith("--") or "=" in line for line in text.splitlines())
     assert ("-- t2: [0, 50] (small: [0, 50]); NO INFORMATION from large: "
             "too slow: 6.2 s a call") in text
 

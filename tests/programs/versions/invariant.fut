@@ -49,3 +49,50 @@ entry stencil [n][k] (xs: [n]f32) (ss: [k]f32) : [k][3]f32 =
              let w = [0f32, -1 / d, 1 / d]
              in map (* s) w)
       ss
+
+-- A moved map whose type names a read (its rows' size) stays in place.
+-- ==
+-- entry: sized
+-- input { [2i64, 3i64] [1i64, 2i64] [1i64, 2i64, 3i64] }
+-- output { [4i64, 5i64, 6i64] }
+-- input { [2i64] [1i64, 2i64] empty([0]i64) }
+-- output { empty([0]i64) }
+entry sized [n][m][k] (xs: [n]i64) (zs: [m]i64) (ss: [k]i64) : [k]i64 =
+  map (\s -> let r = xs[0]
+             let ys = map (\x -> replicate r x) zs
+             in s + ys[0][0] + ys[1][1])
+      ss
+
+-- Only cheap scalars built on a read are copied into moved work: a branch
+-- with a loop on it stays, and the sum that uses it with it.
+-- ==
+-- entry: branchy
+-- input { [2i32, 3i32] [1i32, 2i32] [10i32, 20i32] }
+-- output { [[20i32, 21i32], [30i32, 31i32]] }
+-- input { [2i32, 3i32] [1i32, 2i32] empty([0]i32) }
+-- output { empty([0][2]i32) }
+entry branchy [n][m][k] (xs: [n]i32) (zs: [m]i32) (ss: [k]i32) : [k][m]i32 =
+  map (\s -> let r = xs[0]
+             let t = if r > 0 then (let q = r * 2 in loop acc = q for _i < r do acc + 1) else 0
+             let tot = i32.sum (map (\x -> x + t) zs)
+             in map (+ (s + tot - t)) zs)
+      ss
+
+-- A new array moves only where the map has points: its size may be
+-- invalid, or too large, exactly where the map has none.
+-- ==
+-- entry: short
+-- input { [1i64, 2i64] empty([0]i64) }
+-- output { empty([0]i64) }
+-- input { [1i64, 2i64] [1i64] } error: .*
+-- input { [1i64, 2i64, 3i64, 4i64, 5i64, 6i64, 7i64] [1i64, 2i64] }
+-- output { [3i64, 4i64] }
+entry short [n][k] (xs: [n]i64) (ss: [k]i64) : [k]i64 =
+  map (\s -> let a = scan (+) 0 (replicate (n - 5) 1i64) in s + a[1]) ss
+
+-- ==
+-- entry: huge
+-- input { [1i64, 2i64] empty([0]i64) }
+-- output { empty([0]i64) }
+entry huge [n][k] (xs: [n]i64) (ss: [k]i64) : [k]i64 =
+  map (\s -> let a = replicate (n * 1000000000000) 3i64 in s + a[n]) ss
