@@ -732,15 +732,17 @@ def hoist_invariant(stm: ir.Stm, names: NameSource, types: Mapping[ir.VName, ir.
     values, and a version that fused them into its work would compute them
     again at every point (LocVolCalib's grid and operators, at every strike).
     A statement that may fail fails at the map's first point as it would
-    before it, so it moves too, but runs only where the map has points:
+    before it, so it moves too, but runs only where the map has points (and
+    so does one that makes a new array, whose size might be invalid or huge
+    where the map has none):
 
         map (\\x -> let d = xs[1] - xs[0] in f d x) ys
         = if length ys == 0 then []
           else let d = xs[1] - xs[0] in map (\\x -> f d x) ys
 
     where the map's results can be made empty (their shapes known outside)
-    and a SOAC is among them; else such statements stay in the map.  Returns host code binding `stm`'s
-    pattern."""
+    and a SOAC is among them; else such statements stay in the map.
+    Returns host code binding `stm`'s pattern."""
     e = stm.exp
     assert isinstance(e, ir.Screma)
     if e.scans or e.reds or e.w == ir.Constant(1, "i64"):  # one point: it runs once anyway
