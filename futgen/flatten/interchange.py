@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from futgen.core import ir
+from futgen.core.internalise import _constant
 from futgen.flatten.fusion import fuse_body
 from futgen.flatten.names import NameSource, binders, free_vars, substitute
 from futgen.opt.effects import Aliases, can_fail
@@ -391,19 +392,19 @@ def distribute(stm: ir.Stm, names: NameSource, fused: bool = True,
         if not group and not last:
             continue
         host = _manifested(group, arrays, typ, e.w, names)
-        made_here = {group[0].pat[0].name} if host else set()
-        if host and (not last or rest.result == (ir.Var(group[0].pat[0].name),)):
-            out += host
-            arrays[group[0].pat[0].name] = host[-1].pat[0].name
-            result = host[-1].pat
-            continue
-        if host and all(isinstance(r, ir.Var) and (r.name in arrays or r.name in made_here)
-                        for r in rest.result):
-            # The last part, made for all points on the host, and the
-            # map's other values made by earlier parts: all are passed on.
-            out += host
-            arrays[group[0].pat[0].name] = host[-1].pat[0].name
-            group = []
+        if host:
+            here = group[0].pat[0].name
+            alone = not last or rest.result == (ir.Var(here),)
+            # Else, as the last part, taken where the map's other values
+            # come from earlier parts: all are then passed on.
+            if alone or all(isinstance(r, ir.Var) and (r.name in arrays or r.name == here)
+                            for r in rest.result):
+                out += host
+                arrays[here] = host[-1].pat[0].name
+                if alone:
+                    result = host[-1].pat
+                    continue
+                group = []
         if last:
             result = tuple(ir.Param(names.fresh(p.name.base), p.type) for p in stm.pat)
             # A value an earlier part made is already an array of all points.
@@ -489,16 +490,9 @@ def _recomputed(shared: list[ir.Stm], group: list[ir.Stm], result: tuple[ir.SubE
     uses them, at the start of the innermost function of its map nest
     (`_into_nest`: the nest stays perfect, so its versions are the same),
     else first in the part."""
-    need = free_vars(ir.Body(tuple(group), result))
-    chosen: list[ir.Stm] = []
-    for s in reversed(shared):
-        if s.pat[0].name in need:
-            need |= free_vars(s.exp)
-            chosen.append(s)
-    if not chosen:
+    copies, subst = _renamed_copies(shared, free_vars(ir.Body(tuple(group), result)), names)
+    if not copies:
         return group, result
-    subst = {s.pat[0].name: names.fresh(s.pat[0].name.base) for s in chosen}
-    copies = [substitute(s, subst) for s in reversed(chosen)]
     group = [substitute(s, subst) for s in group]
     result = tuple(substitute(r, subst) for r in result)
     *before, soac = group
@@ -506,6 +500,21 @@ def _recomputed(shared: list[ir.Stm], group: list[ir.Stm], result: tuple[ir.SubE
     if isinstance(soac.exp, ir.Screma) and not outside & set(subst.values()):
         return [*before, _into_nest(copies, soac)], result
     return [*copies, *group], result
+
+
+def _renamed_copies(stms: list[ir.Stm], need: set[ir.VName],
+                    names: NameSource) -> tuple[list[ir.Stm], dict[ir.VName, ir.VName]]:
+    """Copies, in order and with their results renamed, of the statements of
+    `stms` whose values `need` names (directly or through one another), and
+    the renaming."""
+    need = set(need)
+    chosen: list[ir.Stm] = []
+    for s in reversed(stms):
+        if {p.name for p in s.pat} & need:
+            need |= free_vars(s.exp)
+            chosen.append(s)
+    subst = {p.name: names.fresh(p.name.base) for s in chosen for p in s.pat}
+    return [substitute(s, subst) for s in reversed(chosen)], subst
 
 
 def _nests(e: ir.Screma) -> bool:
@@ -713,14 +722,8 @@ def _reads_scalar(s: ir.Stm) -> bool:
 def _with_reads(stm: ir.Stm, reads: Mapping[ir.VName, ir.Stm], names: NameSource) -> ir.Stm:
     """Screma `stm` with renamed copies of the `reads` statements its map
     function uses (and those they use) first in that function."""
-    need = free_vars(stm.exp) & reads.keys()
-    chosen: list[ir.Stm] = []
-    for s in reversed(list(dict.fromkeys(reads.values()))):
-        if {p.name for p in s.pat} & need:
-            need |= free_vars(s.exp) & reads.keys()
-            chosen.append(s)
-    subst = {p.name: names.fresh(p.name.base) for s in chosen for p in s.pat}
-    copies = [substitute(s, subst) for s in reversed(chosen)]
+    copies, subst = _renamed_copies(list(dict.fromkeys(reads.values())),
+                                    free_vars(stm.exp), names)
     return _into_nest(copies, substitute(stm, subst))
 
 
@@ -780,10 +783,8 @@ def _empty_results(pat: tuple[ir.Param, ...], names: NameSource) -> ir.Body | No
         t = p.type
         if not isinstance(t, ir.ArrayT) or any(d is None for d in t.shape):
             return None
-        zero = ir.Constant(False if t.elem == "bool" else 0.0 if t.elem.startswith("f") else 0,
-                           t.elem)
         q = ir.Param(names.fresh(p.name.base), t)
-        stms.append(ir.Stm((q,), ir.Replicate(t.shape, zero)))  # type: ignore[arg-type]
+        stms.append(ir.Stm((q,), ir.Replicate(t.shape, _constant(0, t.elem))))  # type: ignore[arg-type]
         results.append(ir.Var(q.name))
     return ir.Body(tuple(stms), tuple(results))
 
