@@ -532,3 +532,37 @@ def test_indices_one_below_a_positive_index_are_unchecked() -> None:
                 ir.Stm((p(r, "f32"),), ir.If(var(c), *branches, (ir.Prim("f32"),))))
         plan = compile_segop(_gather_body(stms, gtid), TYPES, Names())
         assert bool(plan.errors) == checked, (cond, checked)
+
+
+def test_maps_reading_a_block_scan_at_their_own_point_run_in_its_second_pass() -> None:
+    """intra.fut's `scan_maps`: both block maps after a block scan read its
+    values only at their own point, so each is the scan's `PostMap`; the
+    first's scan is read again later (at a neighbour), so its values are
+    still stored, the second's not.  A map reading a scan at a neighbour
+    (`c`, after the first map) is no PostMap."""
+    from futgen.codegen.cuda.intra import post_map
+    from futgen.core import load
+    from futgen.pipeline import run_passes
+
+    prog = run_passes(load(str(Path(__file__).parents[1] / "programs/versions/intra.fut")))
+    [fn] = [f for f in prog.functions if f.name == "scan_maps"]
+
+    def blocks(body: ir.Body) -> list[ir.Body]:
+        found = []
+        for s in body.stms:
+            match s.exp:
+                case SegMap(level="blocks", body=b):
+                    found.append(b)
+                case ir.If(_, then_, else_, _):
+                    found += blocks(then_) + blocks(else_)
+        return found
+
+    [body] = blocks(fn.body)
+    stms = body.stms
+    posts = [post_map(stms[k], stms[k + 1], (stms[k + 2:], body.result))
+             for k in range(len(stms) - 1)]
+    assert [(type(s.exp).__name__, None if m is None else m.keep)
+            for s, m in zip(stms, posts) if m is not None or isinstance(s.exp, SegScan)] == [
+        ("SegScan", True), ("SegScan", False)]
+    plans = _plans(Path(__file__).parents[1] / "programs/versions/intra.fut")["scan_maps"]
+    assert sum(p.source.count("__syncwarp();") for p in plans) == 2  # one per PostMap

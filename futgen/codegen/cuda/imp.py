@@ -173,7 +173,9 @@ class Label:
 
 @dataclass(frozen=True, slots=True)
 class Sync:
-    """`__syncthreads()`."""
+    """`__syncthreads()`, or `__syncwarp()` (a warp's threads, memory ordered)."""
+
+    warp: bool = False
 
 
 @dataclass(frozen=True, slots=True)

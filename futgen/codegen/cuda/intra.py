@@ -13,7 +13,10 @@ alike (its scalars redundantly, its control flow in step), and each
   totals) combines the threads' values in order;
 * a SegScan: each thread stores its run's elements and folds them, the
   block scans the folds, and each thread scans its run again from its
-  prefix.
+  prefix.  A SegMap right after it that reads the scan's results only at
+  its own point (a tridiagonal solve's `map` after each `scan`) runs in
+  that second pass, on the values in registers (`PostMap`): a barrier, a
+  pass over shared memory and the scan's stores fewer.
 
 The arrays of block code live in dynamic shared memory, in the slots of
 their `SharedLayout` (16-byte aligned; arrays whose lifetimes do not
@@ -34,6 +37,7 @@ over up to 4 elements a thread where the device has that many to spare
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from futgen_runtime.limits import BLOCK_RESERVED_BYTES
@@ -61,6 +65,7 @@ from futgen.codegen.cuda.skeleton import (
 )
 from futgen.codegen.plan import CTYPES, DTYPES, KernelPlan
 from futgen.core import ir
+from futgen.flatten.names import free_vars
 from futgen.flatten.shared_layout import SharedLayout
 from futgen.gpu.ir import (
     BLOCK,
@@ -77,6 +82,46 @@ RUNS = 4  # elements per thread where the device is full many times over
 SHARED = "futgen_shared"  # the dynamic shared memory
 SCRATCH = "futgen_block_scratch"  # 32 values of the widest collective
 FAILED = "failed"  # whether this thread failed (a local flag)
+
+
+@dataclass(frozen=True)
+class PostMap:
+    """A block SegMap run inside the block SegScan before it: at each point
+    of the scan's second pass, with `reads` (its reads of the scan's
+    results at its own point) bound to the scanned value's components."""
+
+    pat: tuple[ir.Param, ...]
+    op: SegMap
+    reads: tuple[tuple[ir.Param, int], ...]  # (the read's binder, the component)
+    body: ir.Body  # the map's body without those reads
+    keep: bool  # whether later code reads the scan's results (then they are stored)
+
+
+def post_map(scan: ir.Stm, after: ir.Stm, later: object) -> PostMap | None:
+    """`after` as the PostMap of block scan `scan` where it may be one: a
+    block map over the scan's (one-dimensional) space whose body uses the
+    scan's results only in reads at its own point; `later` is the code
+    after both (whether it reads the scan's results)."""
+    op, post = scan.exp, after.exp
+    if not (isinstance(op, SegScan) and op.level == BLOCK and isinstance(post, SegMap)
+            and post.level == BLOCK and len(op.space.dims) == 1
+            and post.space.dims == op.space.dims):
+        return None
+    scanned = {p.name: k for k, p in enumerate(scan.pat[:sum(len(o.nes) for o in op.ops)])}
+    own = (ir.DimFix(ir.Var(post.space.gtids[0])),)
+    reads: list[tuple[ir.Param, int]] = []
+    rest: list[ir.Stm] = []
+    for s in post.body.stms:
+        match s.exp:
+            case ir.Index(arr, sl) if arr in scanned and sl == own:
+                reads.append((s.pat[0], scanned[arr]))
+            case _:
+                rest.append(s)
+    body = ir.Body(tuple(rest), post.body.result)
+    if not reads or free_vars(body) & {p.name for p in scan.pat}:
+        return None  # another use of the scan's arrays needs them whole
+    keep = bool(free_vars(later) & scanned.keys())
+    return PostMap(after.pat, post, tuple(reads), body, keep)
 
 
 def barrier() -> Stm:
@@ -237,6 +282,22 @@ class BlockLowering(KernelLowering):
         self.ranges.update(zip(space.gtids, space.dims))
         self.scratch_bytes = 0  # the largest value a collective combines
 
+    def statements(self, body: ir.Body) -> list[Stm]:
+        """`body`'s statements; a block scan and a block map after it that
+        can be its `PostMap` as one operation."""
+        out: list[Stm] = []
+        stms, k = body.stms, 0
+        while k < len(stms):
+            post = post_map(stms[k], stms[k + 1], (stms[k + 2:], body.result)) \
+                if k + 1 < len(stms) else None
+            if post is None:
+                out += self.stm(stms[k])
+                k += 1
+            else:
+                out += self.block_reduce(stms[k].pat, stms[k].exp, post)  # type: ignore[arg-type]
+                k += 2
+        return out
+
     def stm(self, s: ir.Stm) -> list[Stm]:
         match s.exp:
             case SegMap(level=level) if level == BLOCK:
@@ -250,11 +311,14 @@ class BlockLowering(KernelLowering):
         return [self.subexp(d) for d in op.space.dims]
 
     def _point(self, op: SegMap | SegRed | SegScan, flat: imp.Expr, dims: list[imp.Expr],
-               outs: Sequence[str]) -> list[Stm]:
-        """The body at flat index `flat` of the space, results into `outs`;
-        a failure skips to the end of it (every thread must reach the barrier)."""
+               outs: Sequence[str], body: ir.Body | None = None,
+               bindings: Sequence[tuple[ir.Param, imp.Expr]] = ()) -> list[Stm]:
+        """The body (`op`'s, or `body`) at flat index `flat` of the space,
+        results into `outs`; a failure skips to the end of it (every thread
+        must reach the barrier)."""
         stms = decompose(self, flat, op.space.gtids, dims)
-        return [imp.Block(tuple(stms + self.region((), op.body, outs, self.fresh("failed"))))]
+        stms += self.region(bindings, body or op.body, outs, self.fresh("failed"))
+        return [imp.Block(tuple(stms))]
 
     def block_map(self, pat: tuple[ir.Param, ...], op: SegMap) -> list[Stm]:
         dims = self._space(op)
@@ -266,8 +330,10 @@ class BlockLowering(KernelLowering):
         inner += [imp.Store(b.ptr, imp.Var(flat), imp.Var(r)) for b, r in zip(bufs, res)]
         return [imp.For("int64_t", flat, TID, product(dims), tuple(inner), BDIM), barrier()]
 
-    def block_reduce(self, pat: tuple[ir.Param, ...], op: SegRed | SegScan) -> list[Stm]:
-        """A reduction or scan over the block (see the module docstring)."""
+    def block_reduce(self, pat: tuple[ir.Param, ...], op: SegRed | SegScan,
+                     post: PostMap | None = None) -> list[Stm]:
+        """A reduction or scan over the block (see the module docstring),
+        a scan with the map `post` in its second pass."""
         dims = self._space(op)
         red = [t.name for o in op.ops for t in o.lam.ret]  # type: ignore[union-attr]
         vt = value_type(self.sc, red)
@@ -310,15 +376,17 @@ class BlockLowering(KernelLowering):
                      imp.Var(acc), imp.Var(f), Lit(f"({vt.name} *){SCRATCH}"), imp.Var(prefix),
                      imp.Var(has_prefix), imp.Var(total))), True)]
         if scan:
-            stms += self._rescan(vt, f, scanned, imp.Var(lo), imp.Var(hi), prefix, has_prefix)
+            stms += self._rescan(vt, f, scanned, imp.Var(lo), imp.Var(hi), prefix, has_prefix,
+                                 post)
         else:
             stms += [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),  # type: ignore[union-attr]
                               Lit(vt.field(total, k)), True) for k, p in enumerate(pat[:len(red)])]
         return [*stms, barrier()]
 
     def _rescan(self, vt: ValueType, f: str, bufs: list[Buffer], lo: imp.Expr, hi: imp.Expr,
-                prefix: str, has_prefix: str) -> list[Stm]:
-        """Each thread's run scanned from its prefix, in place."""
+                prefix: str, has_prefix: str, post: PostMap | None) -> list[Stm]:
+        """Each thread's run scanned from its prefix, in place, or (with
+        `post`) each scanned value given to the map, stored only if `keep`."""
         run, x, j = self.fresh("run"), self.fresh("x"), self.fresh("j")
         first = self.fresh("first")
         step: list[Stm] = [imp.Decl(vt.name, x)]
@@ -326,10 +394,30 @@ class BlockLowering(KernelLowering):
         step.append(imp.If(imp.Var(first), (imp.Assign(run, imp.Var(x)),
                                              imp.Assign(first, Lit("false"))),
                            (imp.Assign(run, Call(f, (imp.Var(run), imp.Var(x)))),)))
-        step += [imp.Store(b.ptr, imp.Var(j), Lit(vt.field(run, k))) for k, b in enumerate(bufs)]
-        return [imp.Decl(vt.name, run, imp.Var(prefix)),
+        if post is None or post.keep:
+            step += [imp.Store(b.ptr, imp.Var(j), Lit(vt.field(run, k)))
+                     for k, b in enumerate(bufs)]
+        # The map's results may take the place of arrays the other threads'
+        # folds read (the shared layout sees the map after the scan): a block
+        # of one warp has had no barrier since.
+        sync: list[Stm] = []
+        if post is not None:
+            step += self._post_point(post, imp.Var(j), vt, run)
+            sync.append(imp.Sync(warp=True))
+        return [*sync, imp.Decl(vt.name, run, imp.Var(prefix)),
                 imp.Decl("bool", first, imp.Un("!", imp.Var(has_prefix))),
                 imp.For("int64_t", j, lo, hi, tuple(step))]
+
+    def _post_point(self, post: PostMap, j: imp.Expr, vt: ValueType, run: str) -> list[Stm]:
+        """`post`'s map at point `j`, its reads of the scan the components of `run`."""
+        dims = self._space(post.op)
+        bufs = [self.mem.new(p.name, p.type) for p in post.pat]  # type: ignore[union-attr,arg-type]
+        res = [self.fresh("res") for _ in post.pat]
+        stms: list[Stm] = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
+        stms += self._point(post.op, j, dims, res, post.body,
+                            [(p, Lit(vt.field(run, k))) for p, k in post.reads])
+        stms += [imp.Store(b.ptr, j, imp.Var(r)) for b, r in zip(bufs, res)]
+        return stms
 
 
 __all__ = ["compile_intra"]

@@ -177,9 +177,7 @@ class KernelLowering:
         """`body`'s statements, then its results stored in `outs`: scalar
         variables, the buffers of private array results, or functions that
         store a private array result elsewhere."""
-        stms: list[Stm] = []
-        for s in body.stms:
-            stms += self.stm(s)
+        stms = self.statements(body)
         staged: list[Stm] = []
         for o, r in zip(outs, body.result, strict=True):
             if isinstance(o, str):
@@ -196,6 +194,10 @@ class KernelLowering:
                 src = tmp
             staged += self._copy(o, src)
         return stms + staged
+
+    def statements(self, body: ir.Body) -> list[Stm]:
+        """`body`'s statements (a kernel kind may lower some together)."""
+        return [c for s in body.stms for c in self.stm(s)]
 
     def fail(self, message: str, loc: object | None, args: Sequence[Expr]) -> Fail:
         self.escaped = True

@@ -97,3 +97,23 @@ entry chain [m][n] (xss: [m][n]f32) : [m][n]f32 =
 -- random input { [3000][2]f32 }
 entry columns [m][n] (xss: [m][n]f32) : [n][m]f32 =
   map (\col -> let a = scan (+) 0 col in map2 (*) a (scan (+) 0 a)) (transpose xss)
+
+-- Maps reading a scan's values at their own point run in the scan's second
+-- pass (the intra-block kernel's `PostMap`): `b`, whose scan later code
+-- reads at a neighbour (so the scanned values are stored too), and the
+-- last map, whose reads of `xs` may fail.
+-- ==
+-- entry: scan_maps
+-- input { [[1f64, 2f64, 3f64], [4f64, 5f64, 6f64]] [[0u8, 2u8, 1u8], [1u8, 1u8, 0u8]] }
+-- output { [[2f64, 6.01f64, 9.0552f64], [9f64, 15.54f64, 25.637f64]] }
+-- input { [[1f64, 2f64]] [[0u8, 2u8]] }
+-- error: out of bounds
+-- random input { [7][300]f64 [7][300]u8 }
+-- random input { [100][33]f64 [100][33]u8 }
+entry scan_maps [m][n] (xss: [m][n]f64) (iss: [m][n]u8) : [m][n]f64 =
+  map2 (\xs is ->
+    let (ps, qs) = unzip (scan (\(p, q) (r, t) -> (p * r, q * r + t)) (1, 0)
+                               (zip (map (\x -> 0.5 + 0.01 * x) xs) xs))
+    let b = map2 (\p q -> p + 0.5 * q) ps qs
+    let c = map (\k -> if k > 0 then b[k - 1] + qs[k - 1] else qs[0]) (iota n)
+    in map2 (\s i -> s + xs[i64.u8 i]) (scan (+) 0 c) is) xss iss
