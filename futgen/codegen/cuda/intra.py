@@ -78,6 +78,12 @@ from futgen.gpu.ir import (
 )
 
 MAX_BLOCK = 1024
+# Indices into the space of a block operation whose arrays live in shared
+# memory (a few hundred KiB at most) fit 32 bits: loops over such spaces
+# count in int32_t, which halves their index arithmetic.
+INT32 = ("int32_t", imp.Cast("int32_t", Lit("threadIdx.x")),
+         imp.Cast("int32_t", Lit("blockDim.x")))
+INT64 = ("int64_t", TID, BDIM)
 RUNS = 4  # elements per thread where the device is full many times over
 SHARED = "futgen_shared"  # the dynamic shared memory
 SCRATCH = "futgen_block_scratch"  # 32 values of the widest collective
@@ -207,9 +213,17 @@ def _row_store(low: KernelLowering, out: str, point: imp.Expr):
         size = product([low.subexp(d) for d in buf.shape])
         j = low.fresh("j")
         value = imp.Load(buf.ptr, imp.Var(j))
-        return [imp.For("int64_t", j, TID, size, (imp.Store(
-            out, Bin("+", Bin("*", point, size), imp.Var(j)), value),), BDIM)]
+        return [_loop(INT32, j, size, (imp.Store(
+            out, Bin("+", Bin("*", point, size), imp.Var(j)), value),))]
     return store
+
+
+def _loop(ix: tuple[str, imp.Expr, imp.Expr], var: str, n: imp.Expr,
+          body: tuple[Stm, ...]) -> Stm:
+    """`var` over [0, n) strided by the block (thread t: t, t + B, ...),
+    counting in the C type of `ix` (INT32 or INT64)."""
+    ctype, tid, bdim = ix
+    return imp.For(ctype, var, tid, imp.Cast(ctype, n) if ctype != "int64_t" else n, body, bdim)
 
 
 class SharedMemory(PrivateMemory):
@@ -264,12 +278,12 @@ class SharedMemory(PrivateMemory):
             return []
         j = fresh("j")
         store = imp.Store(dst.ptr, Bin("+", offset, imp.Var(j)), imp.Load(src.ptr, imp.Var(j)))
-        return [imp.For("int64_t", j, TID, size, (store,), BDIM), barrier()]
+        return [_loop(INT32, j, size, (store,)), barrier()]
 
     def fill(self, dst: Buffer, size: imp.Expr, value: imp.Expr, fresh) -> list[Stm]:
         j = fresh("j")
         store = imp.Store(dst.ptr, imp.Var(j), value)
-        return [imp.For("int64_t", j, TID, size, (store,), BDIM), barrier()]
+        return [_loop(INT32, j, size, (store,)), barrier()]
 
 
 class BlockLowering(KernelLowering):
@@ -328,7 +342,8 @@ class BlockLowering(KernelLowering):
         inner = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
         inner += self._point(op, imp.Var(flat), dims, res)
         inner += [imp.Store(b.ptr, imp.Var(flat), imp.Var(r)) for b, r in zip(bufs, res)]
-        return [imp.For("int64_t", flat, TID, product(dims), tuple(inner), BDIM), barrier()]
+        ix = INT32 if pat else INT64  # its results are arrays in shared memory
+        return [_loop(ix, flat, product(dims), tuple(inner)), barrier()]
 
     def block_reduce(self, pat: tuple[ir.Param, ...], op: SegRed | SegScan,
                      post: PostMap | None = None) -> list[Stm]:
@@ -358,16 +373,18 @@ class BlockLowering(KernelLowering):
                   for k, b in enumerate(scanned)]
         inner.append(imp.Assign(acc, Call(f, (imp.Var(acc), imp.Var(x)))))
         n = self.fresh("n")
-        stms.append(imp.Decl("int64_t", n, product(dims)))
+        ix = INT32 if outs else INT64  # a space of arrays in shared memory
+        ctype, tid, bdim = ix
+        stms.append(imp.Decl(ctype, n, imp.Cast(ctype, product(dims))))
         strided = not scan and all(o.commutative for o in op.ops)
         if strided:
-            stms.append(imp.For("int64_t", flat, TID, imp.Var(n), tuple(inner), BDIM))
+            stms.append(imp.For(ctype, flat, tid, imp.Var(n), tuple(inner), bdim))
         else:
             lo, hi = self.fresh("lo"), self.fresh("hi")
-            per = Bin("/", Bin("+", imp.Var(n), Bin("-", BDIM, Lit("1"))), BDIM)
-            stms += [imp.Decl("int64_t", lo, imin(imp.Var(n), Bin("*", TID, per))),
-                     imp.Decl("int64_t", hi, imin(imp.Var(n), Bin("+", imp.Var(lo), per))),
-                     imp.For("int64_t", flat, imp.Var(lo), imp.Var(hi), tuple(inner))]
+            per = Bin("/", Bin("+", imp.Var(n), Bin("-", bdim, Lit("1"))), bdim)
+            stms += [imp.Decl(ctype, lo, imin(imp.Var(n), Bin("*", tid, per))),
+                     imp.Decl(ctype, hi, imin(imp.Var(n), Bin("+", imp.Var(lo), per))),
+                     imp.For(ctype, flat, imp.Var(lo), imp.Var(hi), tuple(inner))]
         prefix, has_prefix = self.fresh("prefix"), self.fresh("has_prefix")
         total = self.fresh("total")
         stms += [imp.Decl(vt.name, prefix), imp.Decl("bool", has_prefix),
@@ -377,14 +394,14 @@ class BlockLowering(KernelLowering):
                      imp.Var(has_prefix), imp.Var(total))), True)]
         if scan:
             stms += self._rescan(vt, f, scanned, imp.Var(lo), imp.Var(hi), prefix, has_prefix,
-                                 post)
+                                 post, ctype)
         else:
             stms += [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),  # type: ignore[union-attr]
                               Lit(vt.field(total, k)), True) for k, p in enumerate(pat[:len(red)])]
         return [*stms, barrier()]
 
     def _rescan(self, vt: ValueType, f: str, bufs: list[Buffer], lo: imp.Expr, hi: imp.Expr,
-                prefix: str, has_prefix: str, post: PostMap | None) -> list[Stm]:
+                prefix: str, has_prefix: str, post: PostMap | None, ctype: str) -> list[Stm]:
         """Each thread's run scanned from its prefix, in place, or (with
         `post`) each scanned value given to the map, stored only if `keep`."""
         run, x, j = self.fresh("run"), self.fresh("x"), self.fresh("j")
@@ -406,7 +423,7 @@ class BlockLowering(KernelLowering):
             sync.append(imp.Sync(warp=True))
         return [*sync, imp.Decl(vt.name, run, imp.Var(prefix)),
                 imp.Decl("bool", first, imp.Un("!", imp.Var(has_prefix))),
-                imp.For("int64_t", j, lo, hi, tuple(step))]
+                imp.For(ctype, j, lo, hi, tuple(step))]
 
     def _post_point(self, post: PostMap, j: imp.Expr, vt: ValueType, run: str) -> list[Stm]:
         """`post`'s map at point `j`, its reads of the scan the components of `run`."""
