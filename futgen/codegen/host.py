@@ -458,6 +458,8 @@ def _launch_call(launch: Launch) -> str:
     shared = launch.shared_bytes if isinstance(launch.shared_bytes, int) \
         else f"int({launch.shared_bytes})"
     block = launch.block if isinstance(launch.block, int) else f"int({launch.block})"
+    if launch.groups != 1:
+        block = f"({block}, int({launch.groups}))"
     return (f"b.launch_sig({launch.kernel!r}, {sig!r}, int({launch.threads}), "
             f"{block}, {shared}{args})")
 

@@ -91,7 +91,8 @@ class Temp:
 @dataclass(frozen=True, slots=True)
 class Launch:
     """One kernel launch: `threads` in total (a host expression), `block` per
-    block (a number, or a host expression)."""
+    block (a number, or a host expression), in `groups` rows of `block`
+    threads where that is not 1 (a block of shape `(block, groups)`)."""
 
     kernel: str
     threads: str
@@ -100,6 +101,7 @@ class Launch:
     shared_bytes: int | str = 0  # dynamic shared memory per block (or a host expression)
     when: str | None = None  # a host condition (over the plan's thresholds): launch if true
     tile_sizes: tuple[str, ...] = ()  # keys of the plan's TileSizes compiled into the kernel
+    groups: int | str = 1  # the block's second dimension (intra-block kernels)
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,13 +153,13 @@ class CpuBackend:
 
     # ------------------------------------------------------------ kernels
 
-    def launch(self, kernel: str, threads: int, block: int, args: Sequence[Any],
-               shared_bytes: int = 0) -> None:
+    def launch(self, kernel: str, threads: int, block: int | tuple[int, int],
+               args: Sequence[Any], shared_bytes: int = 0) -> None:
         """Not available: generated CPU code runs SegOps on NumPy, never kernels."""
         raise NotImplementedError(f"the CPU backend cannot launch CUDA kernel {kernel}")
 
-    def launch_sig(self, kernel: str, sig: str, threads: int, block: int, shared_bytes: int,
-                   *args: Any) -> None:
+    def launch_sig(self, kernel: str, sig: str, threads: int, block: int | tuple[int, int],
+                   shared_bytes: int, *args: Any) -> None:
         """Not available, as `launch`."""
         self.launch(kernel, threads, block, args, shared_bytes)
 
@@ -167,6 +167,10 @@ class CpuBackend:
     def sm_count(self) -> int:
         """One: the CPU backend launches no kernels to spread."""
         return 1
+
+    def intra_shape(self, widest: int, runs: int, cap: int, nbytes: int) -> tuple[int, int]:
+        """Not available, as `launch` (intra-block kernels are CUDA's)."""
+        raise NotImplementedError("the CPU backend runs no intra-block kernels")
 
     def block_fits(self, nbytes: int) -> bool:
         """Never: the CPU backend runs an intra-block version as the map it

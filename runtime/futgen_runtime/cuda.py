@@ -42,7 +42,7 @@ from .indexing import (
     resolve,
     shape_text,
 )
-from .limits import BLOCK_RESERVED_BYTES
+from .limits import BLOCK_RESERVED_BYTES, intra_shape
 
 MAX_RANK = 8
 # Host words of the failure protocol: the arguments, then the code (0: none).
@@ -361,15 +361,17 @@ class CudaBackend:
         self._kernels[(kernel, sig)] = k
         return k
 
-    def launch(self, kernel: str, threads: int, block: int, args: Sequence[Any],
-               shared_bytes: int = 0) -> None:
+    def launch(self, kernel: str, threads: int, block: int | tuple[int, int],
+               args: Sequence[Any], shared_bytes: int = 0) -> None:
         """Run `kernel` over `threads` threads in blocks of `block` (grid capped:
-        grid-stride); `args` are device arrays and NumPy scalars."""
+        grid-stride), or of `block[0] * block[1]` in that shape; `args` are
+        device arrays and NumPy scalars."""
         sig, values = _kernel_args(args)
-        self.launch_sig(kernel, sig, int(threads), int(block), int(shared_bytes), *values)
+        block = (int(block[0]), int(block[1])) if isinstance(block, tuple) else int(block)
+        self.launch_sig(kernel, sig, int(threads), block, int(shared_bytes), *values)
 
-    def launch_sig(self, kernel: str, sig: str, threads: int, block: int, shared_bytes: int,
-                   *args: Any) -> None:
+    def launch_sig(self, kernel: str, sig: str, threads: int, block: int | tuple[int, int],
+                   shared_bytes: int, *args: Any) -> None:
         """`launch` with the argument signature known (generated code knows
         it): `sig` has a struct character per argument, `P` for a device
         pointer (an allocation, an int, or None for an empty array)."""
@@ -379,6 +381,8 @@ class CudaBackend:
             with _pushed_context(self._ctx):
                 return self.launch_sig(kernel, sig, threads, block, shared_bytes, *args)
         k = self._kernels.get((kernel, sig)) or self._kernel(kernel, sig)
+        shape = (block, 1, 1) if isinstance(block, int) else (*block, 1)
+        block = shape[0] * shape[1]
         blocks = -(-threads // block)
         if blocks > self._uncapped_blocks:
             blocks = min(blocks, self.max_grid(block))
@@ -390,9 +394,13 @@ class CudaBackend:
             k.function.set_attribute(
                 cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
             k.shared_limit = shared_bytes
-        k.function._launch_kernel((blocks, 1, 1), (block, 1, 1), params, shared_bytes,
+        k.function._launch_kernel((blocks, 1, 1), shape, params, shared_bytes,
                                   self._stream)
         self._pending = True
+
+    def intra_shape(self, widest: int, runs: int, cap: int, nbytes: int) -> tuple[int, int]:
+        """(lanes, groups) of an intra-block kernel (`limits.intra_shape`)."""
+        return intra_shape(widest, runs, cap, nbytes, self._max_shared)
 
     def block_fits(self, nbytes: int) -> bool:
         """Whether a block can have `nbytes` of dynamic shared memory besides

@@ -40,3 +40,19 @@ def test_runtime_imports_without_pycuda() -> None:
     import futgen_runtime
 
     assert "CudaBackend" in futgen_runtime.__all__
+
+
+@pytest.mark.parametrize(("widest", "runs", "cap", "nbytes", "shape"), [
+    (256, 4, 1024, 7168, (64, 1)),     # LocVolCalib's large rows: a point to a block
+    (32, 1, 1024, 768, (32, 1)),       # rows of 32, a lane each: a warp
+    (32, 2, 1024, 768, (16, 2)),       # two elements a lane: two rows to a warp
+    (32, 4, 1024, 768, (8, 4)),
+    (3, 1, 1024, 64, (4, 8)),          # the fewest lanes a group has
+    (100, 1, 64, 512, (64, 1)),        # the cap bounds a point's threads
+    (256, 4, 16, 4096, (16, 2)),       # a cap below a warp: groups of its lanes
+    (12, 1, 1024, 60_000, (16, 1)),    # shared memory for one group only
+])
+def test_intra_kernels_give_short_rows_groups_of_lanes(widest, runs, cap, nbytes, shape) -> None:
+    from futgen_runtime.limits import intra_shape
+
+    assert intra_shape(widest, runs, cap, nbytes, max_shared=101_376) == shape

@@ -134,9 +134,15 @@ class SegCompile:
                    shared_bytes: int | str = 0, tile_sizes: Sequence[TileSize] = ()) -> None:
         """Records a kernel rendered elsewhere (a skeleton) and its launch."""
         self.sources.append(source)
+        self.add_launch(name, low, threads, block, when, shared_bytes, tile_sizes=tile_sizes)
+
+    def add_launch(self, name: str, low: KernelLowering, threads: str, block: int | str,
+                   when: str | None, shared_bytes: int | str = 0, groups: int | str = 1,
+                   tile_sizes: Sequence[TileSize] = ()) -> None:
+        """Records a launch of kernel `name`, whose source is recorded already."""
         self.launches.append(Launch(name, threads, block,
                                     tuple(a for _, a in low.params.values()), shared_bytes,
-                                    when, tuple(t.key for t in tile_sizes)))
+                                    when, tuple(t.key for t in tile_sizes), groups))
 
     def kernel(self, base: str, low: KernelLowering, body: Sequence[Stm], threads: str,
                block: int | str = BLOCK, when: str | None = None,

@@ -173,9 +173,9 @@ class Label:
 
 @dataclass(frozen=True, slots=True)
 class Sync:
-    """`__syncthreads()`, or `__syncwarp()` (a warp's threads, memory ordered)."""
+    """`__syncthreads()`, or another barrier function of no arguments."""
 
-    warp: bool = False
+    fn: str = "__syncthreads"
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,7 +54,7 @@ from futgen.codegen.cuda.common import (
     imin,
     pointer,
 )
-from futgen.codegen.cuda.imp import Bin, Call, Lit, Stm
+from futgen.codegen.cuda.imp import Bin, Call, Cast, Lit, Stm
 from futgen.codegen.cuda.lower import KernelLowering, Out
 from futgen.codegen.cuda.private import ZERO, Buffer, PrivateMemory, product
 from futgen.codegen.cuda.skeleton import (
@@ -88,6 +88,9 @@ RUNS = 4  # elements per thread where the device is full many times over
 SHARED = "futgen_shared"  # the dynamic shared memory
 SCRATCH = "futgen_block_scratch"  # 32 values of the widest collective
 FAILED = "failed"  # whether this thread failed (a local flag)
+# Whether the kernel is the variant for short rows: several points to a
+# warp, each a group of `blockDim.x` < 32 lanes (a macro around each variant).
+GROUPS = "FUTGEN_GROUPS"
 
 
 @dataclass(frozen=True)
@@ -131,8 +134,9 @@ def post_map(scan: ir.Stm, after: ir.Stm, later: object) -> PostMap | None:
 
 
 def barrier() -> Stm:
-    """A barrier all threads of the block reach; all leave if one failed."""
-    return imp.If(Call("__syncthreads_or", (imp.Var(FAILED),)), (imp.Return(),))
+    """A barrier all threads of the point's group reach; all leave if one
+    failed (templates/kernels.cu.j2: `futgen_group_sync_or`)."""
+    return imp.If(Call(f"futgen_group_sync_or<{GROUPS}>", (imp.Var(FAILED),)), (imp.Return(),))
 
 
 def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
@@ -160,29 +164,38 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
     total = low.fresh("points")
     scratch = [imp.Shared("unsigned char", SCRATCH, 32 * low.scratch_bytes)
                ] if low.scratch_bytes else []
+    groups = Cast("int64_t", Lit(f"({GROUPS} ? blockDim.y : 1)"))
+    first = Bin("+", Bin("*", BID, groups), Cast("int64_t", Lit("threadIdx.y")))
     body = [imp.Shared("unsigned char", SHARED, 0), *scratch,
             early_exit(barriers=True), imp.Decl("bool", FAILED, Lit("false")), *low.mem.decls,
             imp.Decl("int64_t", total, product(dims)),
-            imp.For("int64_t", point, BID, imp.Var(total), tuple(inner), GDIM)]
+            imp.For("int64_t", point, first, imp.Var(total), tuple(inner),
+                    Bin("*", GDIM, groups))]
     if 32 * low.scratch_bytes > BLOCK_RESERVED_BYTES:
         raise NotImplementedError("block operations on values of more than "
                                   f"{BLOCK_RESERVED_BYTES // 32} bytes")
-    block = _block_size(sc, op)
-    sc.kernel("intra", low, body, f"({sc.host_product(op.space.dims)}) * {block}",
-              block=block, max_threads=MAX_BLOCK, shared_bytes=_shared_bytes(sc, layout))
+    lanes, groups_host, nbytes = _block_shape(sc, op, layout)
+    name = sc.fresh("intra")
+    params = tuple(p for p, _ in low.params.values())
+    variants = [f"#define {GROUPS} {flag}\n"
+                + render.kernel(imp.Kernel(name + suffix, params, tuple(body), MAX_BLOCK))
+                + f"\n#undef {GROUPS}" for flag, suffix in (("false", ""), ("true", "_groups"))]
+    threads, shared = f"({sc.host_product(op.space.dims)}) * {lanes}", f"({nbytes}) * {groups_host}"
+    sc.add_kernel(name, "\n\n".join(variants), low, threads, lanes, f"{lanes} >= 32", shared)
+    sc.add_launch(name + "_groups", low, threads, lanes, f"{lanes} < 32", shared, groups_host)
     return sc.plan([("array", o) for o in outs])
 
 
-def _block_size(sc: SegCompile, op: SegMap) -> str:
-    """The threads per block, as a host expression: the widest block
-    operation's width over the elements each thread takes, rounded up to a
-    warp, within [32, `intra_tblock_size_<k>`] (a tunable cap, MAX_BLOCK by
-    default).  A thread takes a run of RUNS elements where the kernel's
+def _block_shape(sc: SegCompile, op: SegMap, layout: SharedLayout) -> tuple[str, str, str]:
+    """The threads of a point, the points of a block (`limits.intra_shape`)
+    and the shared memory of a point, as host expressions.  A thread takes a
+    run of RUNS elements of the widest block operation where the kernel's
     elements (points x widest) are RUNS times the threads the device holds,
     else fewer: a scan then applies its operator about twice per element,
     not once per step of a scan across the whole block, while the device
     stays full (LocVolCalib's tridiagonal solves, 65536 rows of 256: 1.35x
-    faster with runs of 4; mapscan1's 256 rows of 16384 need every thread)."""
+    faster with runs of 4; mapscan1's 256 rows of 16384 need every thread).
+    The tunable cap `intra_tblock_size_<k>` bounds the threads of a point."""
     widths = [sc.host_product(inner.space.dims) for inner in block_ops(op.body)]
     widest = f"max({', '.join(widths)})" if len(widths) > 1 else widths[0]
     cap = sc.block_size("intra_tblock_size", "most threads per block of the intra-block "
@@ -192,7 +205,9 @@ def _block_size(sc: SegCompile, op: SegMap) -> str:
     elements = f"({sc.host_product(op.space.dims)}) * {widest}"
     runs = sc.let("runs", " else ".join(f"{r} if {elements} >= {r} * b.resident_threads"
                                         for r in (RUNS, RUNS // 2)) + " else 1")
-    return f"min({cap}, max(32, -(-{widest} // ({runs} * 32)) * 32))"
+    nbytes = sc.let("point_shared", _shared_bytes(sc, layout))
+    shape = sc.let("shape", f"b.intra_shape({widest}, {runs}, {cap}, {nbytes})")
+    return sc.let("lanes", f"{shape}[0]"), sc.let("groups", f"{shape}[1]"), nbytes
 
 
 def _shared_bytes(sc: SegCompile, layout: SharedLayout) -> str:
@@ -237,17 +252,24 @@ class SharedMemory(PrivateMemory):
                  arrays: Sequence[tuple[ir.VName, ir.ArrayT]]):
         super().__init__(ir.Body((), ()), self._unplanned, Lit("0"), Lit("1"))
         self.decls: list[Stm] = []
-        ptrs: list[str] = []
+        offsets: list[imp.Expr] = []
         offset: imp.Expr = Lit("(int64_t)0")
         for shape, itemsize in layout.slots:
-            ptr = low.fresh("shared")
-            self.decls.append(imp.Decl("unsigned char *", ptr, Lit(
-                f"{SHARED} + {render.expr(offset)}"), True))
-            ptrs.append(ptr)
+            offsets.append(offset)
             size = Bin("*", product([low.subexp(d) for d in shape]), Lit(str(itemsize)))
             aligned = Bin("*", Bin("/", Bin("+", size, Lit(str(SHARED_ALIGN - 1))),
                                    Lit(str(SHARED_ALIGN))), Lit(str(SHARED_ALIGN)))
             offset = Bin("+", offset, aligned)
+        # Each group of a block (a point) has the slots to itself.
+        base = low.fresh("group_shared")
+        self.decls.append(imp.Decl("unsigned char *", base, Lit(
+            f"{SHARED} + ({GROUPS} ? (int64_t)threadIdx.y * ({render.expr(offset)}) : 0)"),
+            True))
+        ptrs: list[str] = []
+        for at in offsets:
+            ptrs.append(low.fresh("shared"))
+            self.decls.append(imp.Decl("unsigned char *", ptrs[-1], Lit(
+                f"{base} + {render.expr(at)}"), True))
         self.planned: dict[ir.VName, Buffer] = {}
         for v, t in arrays:
             ptr = low.fresh(f"{v.base}_shared")
@@ -389,7 +411,7 @@ class BlockLowering(KernelLowering):
         total = self.fresh("total")
         stms += [imp.Decl(vt.name, prefix), imp.Decl("bool", has_prefix),
                  imp.Decl(vt.name, total),
-                 imp.Decl(vt.name, self.fresh("inclusive"), Call("futgen_block_scan", (
+                 imp.Decl(vt.name, self.fresh("inclusive"), Call(f"futgen_block_scan<{GROUPS}>", (
                      imp.Var(acc), imp.Var(f), Lit(f"({vt.name} *){SCRATCH}"), imp.Var(prefix),
                      imp.Var(has_prefix), imp.Var(total))), True)]
         if scan:
@@ -420,7 +442,7 @@ class BlockLowering(KernelLowering):
         sync: list[Stm] = []
         if post is not None:
             step += self._post_point(post, imp.Var(j), vt, run)
-            sync.append(imp.Sync(warp=True))
+            sync.append(imp.Sync(f"futgen_group_sync<{GROUPS}>"))
         return [*sync, imp.Decl(vt.name, run, imp.Var(prefix)),
                 imp.Decl("bool", first, imp.Un("!", imp.Var(has_prefix))),
                 imp.For(ctype, j, lo, hi, tuple(step))]

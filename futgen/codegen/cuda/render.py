@@ -86,8 +86,8 @@ def stm(s: Stm, depth: int) -> list[str]:
             return _fail(s, pad)
         case imp.Label(name):
             return [f"{pad}{name}: ;"]
-        case imp.Sync(warp):
-            return [f"{pad}{'__syncwarp' if warp else '__syncthreads'}();"]
+        case imp.Sync(fn):
+            return [f"{pad}{fn}();"]
         case imp.Shared(ctype, name, 0):
             return [f"{pad}extern __shared__ __align__(16) {ctype} {name}[];"]
         case imp.Shared(ctype, name, size):

@@ -76,6 +76,7 @@ entry nested_rows [k][m][n] (xsss: [k][m][n]i32) : [k][m][n]i32 =
 -- random input { [7][1000]f32 }
 -- random input { [100][33]f32 }
 -- random input { [2][3000]f32 }
+-- random input { [203][16]f32 }
 entry chain [m][n] (xss: [m][n]f32) : [m][n]f32 =
   map (\xs -> let a = scan (+) 0 xs
               let b = map (\x -> x * 0.5) a
@@ -110,6 +111,8 @@ entry columns [m][n] (xss: [m][n]f32) : [n][m]f32 =
 -- error: out of bounds
 -- random input { [7][300]f64 [7][300]u8 }
 -- random input { [100][33]f64 [100][33]u8 }
+-- random input { [301][12]f64 [301][12]u8 }
+-- random input { [99][7]f64 [99][7]u8 }
 entry scan_maps [m][n] (xss: [m][n]f64) (iss: [m][n]u8) : [m][n]f64 =
   map2 (\xs is ->
     let (ps, qs) = unzip (scan (\(p, q) (r, t) -> (p * r, q * r + t)) (1, 0)
