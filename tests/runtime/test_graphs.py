@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from futgen_runtime.graphs import MAX_RECORDED, CallGraphs, CaptureUnsupported
+from futgen_runtime.tuning import Tuning
 
 from futgen.codegen.package import build_package
 from futgen.testing.compiled import import_package
 from futgen.testing.runner import TestOptions, run_tests
-from futgen_runtime.graphs import MAX_RECORDED, CallGraphs, CaptureUnsupported
-from futgen_runtime.tuning import Tuning
 
 ROOT = Path(__file__).resolve().parents[2]
 
