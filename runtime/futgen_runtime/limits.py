@@ -18,16 +18,16 @@ def intra_shape(widest: int, runs: int, cap: int, nbytes: int,
     """(lanes, groups): the threads an intra-block kernel gives each point,
     and the points one block runs at once.  A point takes its widest block
     operation's elements, `runs` to a thread: a multiple of 32 lanes within
-    `cap` (the tunable `intra_tblock_size`), a point to a block; or, where
-    MAX_GROUP_LANES or fewer do (or `cap` is below 32), a power of two of
-    lanes and a warp of such groups (LocVolCalib's rows of 32 on a full
-    device: two rows to a warp, two elements a lane), as many as their
-    `nbytes` of shared memory each leave room for."""
+    `cap` (the tunable `intra_tblock_size`, a multiple of 32), a point to a
+    block; or, where MAX_GROUP_LANES or fewer do, a power of two of lanes
+    and a warp of such groups (LocVolCalib's rows of 32 on a full device:
+    two rows to a warp, two elements a lane), as many as their `nbytes` of
+    shared memory each leave room for."""
     need = -(-widest // max(runs, 1))
-    if need > MAX_GROUP_LANES and cap >= 32:
+    if need > MAX_GROUP_LANES:
         return min(cap, -(-need // 32) * 32), 1
     lanes = MIN_GROUP_LANES
-    while lanes < min(need, MAX_GROUP_LANES) and 2 * lanes <= cap:
+    while lanes < need:
         lanes *= 2
     room = (max_shared - BLOCK_RESERVED_BYTES) // nbytes if nbytes > 0 else 32
     return lanes, max(1, min(32 // lanes, room))

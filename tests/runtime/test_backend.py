@@ -49,7 +49,6 @@ def test_runtime_imports_without_pycuda() -> None:
     (32, 4, 1024, 768, (8, 4)),
     (3, 1, 1024, 64, (4, 8)),          # the fewest lanes a group has
     (100, 1, 64, 512, (64, 1)),        # the cap bounds a point's threads
-    (256, 4, 16, 4096, (16, 2)),       # a cap below a warp: groups of its lanes
     (12, 1, 1024, 60_000, (16, 1)),    # shared memory for one group only
 ])
 def test_intra_kernels_give_short_rows_groups_of_lanes(widest, runs, cap, nbytes, shape) -> None:
