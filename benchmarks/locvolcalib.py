@@ -20,8 +20,9 @@ is copied here).  Versions, by setting every threshold of the package:
   datasets, `--tune-timeout` seconds making a slower first call lose (the
   outer version's: 4-20 s a call; 12 by default, since large's all-flat
   calls take 6 s, and a dataset whose every run fails leaves the choice to
-  the others), written to `OUT/LocVolCalib.fut.tuning`;
-  or (`--tuning FILE`) the values of an earlier tuning;
+  the others), written to `OUT/LocVolCalib.fut.tuning`; with
+  `--tune-graphs`, timing calls replayed as CUDA graphs (`autotune
+  --graphs`); or (`--tuning FILE`) the values of an earlier tuning;
 * `override`: the tuned values with those of `--override NAME=VALUE ...`;
   `tuned32`: with the intra-block kernels' blocks at most a warp (a row of
   256 is a run of 8 per thread);
@@ -112,6 +113,8 @@ def main() -> None:
                                      "instead of tuning anew")
     ap.add_argument("--override", nargs="+", default=[], metavar="NAME=VALUE",
                     help="version `override`: the tuned values with these changed")
+    ap.add_argument("--tune-graphs", action="store_true",
+                    help="autotune with calls replayed as CUDA graphs (autotune --graphs)")
     ap.add_argument("--tune-timeout", type=float, default=12.0,
                     help="autotune's --timeout (s): a slower first call loses")
     ap.add_argument("--slow", type=float, default=2.0,
@@ -133,7 +136,7 @@ def main() -> None:
 
         t0 = time.perf_counter()
         result, text = autotune(str(prog), "cuda", 5, args.tune_timeout,
-                                say=lambda s: print(s, flush=True))
+                                graphs=args.tune_graphs, say=lambda s: print(s, flush=True))
         tuning = {"values": result.values, "runs": result.runs,
                   "seconds": time.perf_counter() - t0}
         (out / "LocVolCalib.fut.tuning").write_text(text)

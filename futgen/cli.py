@@ -11,7 +11,7 @@
                  [--graphs]
     futgen bench --compare OLD.json NEW.json [--plot PNG]
     futgen autotune PROGRAM [--backend B] [-r N] [--timeout S] [-e ENTRY] [--method M]
-                            [--noise F] [--strategies] [-o FILE]
+                            [--noise F] [--strategies] [--graphs] [-o FILE]
     futgen --version
 
 Every `FutgenError` (compile errors, bad input data, run-time failures of the
@@ -171,6 +171,10 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--strategies", action="store_true",
                       help="also tune the kernels' strategy guards (tiles, split loops, "
                            "reduction strategies), not only the version guards")
+    tune.add_argument("--graphs", action="store_true",
+                      help="on CUDA, time calls replayed as CUDA graphs (for packages used "
+                           "with graphs=True: without the host's launch costs, which can "
+                           "hide a kernel's gain)")
     tune.add_argument("-o", "--output", metavar="FILE",
                       help="the tuning file (default PROGRAM.tuning)")
     tune.set_defaults(handler=_autotune)
@@ -459,7 +463,7 @@ def _autotune(args: argparse.Namespace) -> int:
     result, text = autotune(args.program, args.backend, args.runs, args.timeout,
                             entry=args.entry, tolerance=args.tolerance, noise=args.noise,
                             method=args.method, strategies=args.strategies,
-                            say=lambda line: print(line, flush=True))
+                            graphs=args.graphs, say=lambda line: print(line, flush=True))
     out.write_text(text, encoding="utf-8")
     tuned = sum(t.interval is not None for t in result.thresholds)
     print(f"{tuned} of {len(result.thresholds)} thresholds tuned with {result.runs} runs in "

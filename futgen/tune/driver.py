@@ -75,7 +75,7 @@ class PackageRunner:
 
 def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 60.0, *,
              entry: str | None = None, tolerance: float | None = None, noise: float = NOISE,
-             method: str = "search", strategies: bool = False,
+             method: str = "search", strategies: bool = False, graphs: bool = False,
              say: Callable[[str], None] | None = None) -> tuple[TuneResult, str]:
     """Tune `path`'s thresholds on the datasets of its test blocks (those
     `futgen bench` runs); the result and the tuning file's text.  The
@@ -83,7 +83,10 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
     the kernels' strategy guards too (tiles, split loops, reduction
     strategies), whose defaults were chosen for the device by hand and
     whose best values depend on more than their P (a loop's length, say),
-    so that small training datasets can mislead them."""
+    so that small training datasets can mislead them.  With `graphs`, CUDA
+    calls are timed as replays of CUDA graphs (each setting recorded anew):
+    what a package used with graphs=True spends, without the host's costs
+    of launching, which can hide what a kernel's block size gains."""
     import datetime
 
     from futgen.errors import FutgenError
@@ -98,6 +101,8 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
                           "not tagged nobench)")
     pkg = compile_package(path, backend, find_tuning=False)
     device = pkg.device_name()  # first: it says so if the backend is unavailable
+    graphs = graphs and pkg.instance.backend == "cuda"
+    pkg.instance.graphs = graphs
     check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
     every = pkg.module.TUNING_PARAMS
     thresholds = {name: p for name, p in every.items()
@@ -116,6 +121,7 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
                f"{device} ({pkg.instance.backend} backend)"),
               f"datasets: {', '.join(chosen)}",
               (f"{result.runs} runs (a checked warm-up, then the fastest of {runs} calls"
-               f"{', then a profiled one' if method == 'profile' else ''}); times within "
+               f"{', then a profiled one' if method == 'profile' else ''}"
+               f"{'; calls replayed as CUDA graphs' if graphs else ''}); times within "
                f"{noise:.0%} are ties; the {method} method")]
     return result, tuning_file_text(result, every, header)

@@ -55,6 +55,17 @@ def test_autotune_on_cuda_writes_values_the_build_runs_correctly(tmp_path) -> No
         np.testing.assert_allclose(pkg.call("main", [a, b])[0], a @ b, rtol=1e-4)
 
 
+def test_autotune_with_graphs_times_replays_and_still_sees_the_guards() -> None:
+    """With graphs, each setting's calls are recorded once and replayed; a
+    replay reports the guards its recording evaluated, so the thresholds
+    are tuned as without graphs."""
+    result, text = autotune(str(PRODUCTS), "cuda", runs=3, graphs=True)
+    assert "calls replayed as CUDA graphs" in text.splitlines()[2]
+    [t] = result.thresholds
+    assert t.name == "main.suff_outer_par_0" and t.interval is not None
+    assert result.values[t.name] > 0
+
+
 def pkg_params() -> list[str]:
     """The thresholds (not the block sizes) of the products program."""
     params = compile_package(str(PRODUCTS), "cuda", find_tuning=False).module.TUNING_PARAMS

@@ -249,6 +249,9 @@ def test_autotune_tunes_the_block_sizes_runs_use(monkeypatch) -> None:
     assert size.value == 128 and size.relative[128] < 1
     assert f"{size.name}=128" in text.splitlines()
     assert f"-- {size.name}: time relative to the default 256:" in text
+    # Graphs are CUDA's: on the CPU backend the flag changes nothing.
+    _, text = driver.autotune(str(PRODUCTS), "cpu", runs=1, graphs=True)
+    assert "graphs" not in text
 
 
 @pytest.mark.parametrize("flags", [["--noise", "-0.1"], ["--timeout", "0"]])
