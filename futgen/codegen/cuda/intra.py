@@ -1,4 +1,4 @@
-"""Intra-block kernels: a thread block per point of a `BLOCKS` SegMap.
+"""Intra-block kernels: a block, or a group of lanes, per point of a `BLOCKS` SegMap.
 
 Incremental flattening's intra-block version (`futgen.flatten.intra`) runs
 each point's block code in one block.  The kernel loops over the points
@@ -24,14 +24,20 @@ overlap share one), whose total the host computes for the launch; they are
 never updated in place, so a loop's array parameters are copied from the
 body's results between iterations.
 After every block operation the threads meet at a barrier that also asks
-whether any of them failed (`__syncthreads_or` of a local flag), so a
+whether any of them failed (`futgen_group_sync_or` of a local flag), so a
 failure in any thread stops the whole block together.
 
-The block size is picked at launch: the widest block operation's space,
-over up to 4 elements a thread where the device has that many to spare
-(`_block_size`), rounded up to a multiple of 32, at most the tunable
-`intra_tblock_size_<k>` (1024 by default; wider spaces loop), so
-`__launch_bounds__(1024)` holds for every launch.
+The threads of a point are picked at launch: the widest block operation's
+space, over up to 4 elements a thread where the device has that many to
+spare (`_block_shape`), rounded up to a multiple of 32, at most the
+tunable `intra_tblock_size_<k>` (1024 by default; wider spaces loop), so
+`__launch_bounds__(1024)` holds for every launch.  Where a point needs 16
+lanes or fewer (`limits.intra_shape`), the kernel's second variant
+(`GROUPS`) runs a warp of such groups instead, a point each: its block
+is `(lanes, groups)`, each group has shared memory of its own, its
+barriers are `__syncwarp`s of its lanes and its scans CUB's of a logical
+warp.  (One kernel choosing at run time cost the other variant registers
+and spills.)
 """
 
 from __future__ import annotations
@@ -140,7 +146,8 @@ def barrier() -> Stm:
 
 
 def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
-    """The plan of `let (pat) = segmap blocks ...`: one kernel, a block per point."""
+    """The plan of `let (pat) = segmap blocks ...`: one kernel in two
+    variants, a block per point or (short rows) a group of lanes per point."""
     low = BlockLowering(sc)
     low.fail_flag = FAILED
     layout = SharedLayout.of(op.body)
