@@ -86,7 +86,8 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
     so that small training datasets can mislead them.  With `graphs`, CUDA
     calls are timed as replays of CUDA graphs (each setting recorded anew):
     what a package used with graphs=True spends, without the host's costs
-    of launching, which can hide what a kernel's block size gains."""
+    of launching, which can hide what a kernel's block size gains (the
+    profile method's regions are still timed without graphs)."""
     import datetime
 
     from futgen.errors import FutgenError
@@ -101,8 +102,9 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
                           "not tagged nobench)")
     pkg = compile_package(path, backend, find_tuning=False)
     device = pkg.device_name()  # first: it says so if the backend is unavailable
-    graphs = graphs and pkg.instance.backend == "cuda"
-    pkg.instance.graphs = graphs
+    if graphs:
+        pkg.instance.graphs = True
+    graphs = pkg.instance.graphs and pkg.instance.backend == "cuda"  # or $FUTGEN_GRAPHS
     check_entries(path, list(chosen.values()), pkg.module.ENTRY_POINTS)
     every = pkg.module.TUNING_PARAMS
     thresholds = {name: p for name, p in every.items()

@@ -534,6 +534,26 @@ def test_indices_one_below_a_positive_index_are_unchecked() -> None:
         assert bool(plan.errors) == checked, (cond, checked)
 
 
+INTRA = Path(__file__).parents[1] / "programs/versions/intra.fut"
+
+
+def _block_body(fn: str) -> ir.Body:
+    """The block code of `fn`'s (first) intra-block version in intra.fut."""
+    from futgen.core import load
+    from futgen.pipeline import run_passes
+
+    [f] = [f for f in run_passes(load(str(INTRA))).functions if f.name == fn]
+    stack = [f.body]
+    while stack:
+        for s in stack.pop().stms:
+            match s.exp:
+                case SegMap(level="blocks", body=b):
+                    return b
+                case ir.If(_, then_, else_, _):
+                    stack += [then_, else_]
+    raise AssertionError(f"{fn} has no intra-block version")
+
+
 def test_maps_reading_a_block_scan_at_their_own_point_run_in_its_second_pass() -> None:
     """intra.fut's `scan_maps`: both block maps after a block scan read its
     values only at their own point, so each is the scan's `PostMap`; the
@@ -541,29 +561,37 @@ def test_maps_reading_a_block_scan_at_their_own_point_run_in_its_second_pass() -
     still stored, the second's not.  A map reading a scan at a neighbour
     (`c`, after the first map) is no PostMap."""
     from futgen.codegen.cuda.intra import post_map
-    from futgen.core import load
-    from futgen.pipeline import run_passes
 
-    prog = run_passes(load(str(Path(__file__).parents[1] / "programs/versions/intra.fut")))
-    [fn] = [f for f in prog.functions if f.name == "scan_maps"]
-
-    def blocks(body: ir.Body) -> list[ir.Body]:
-        found = []
-        for s in body.stms:
-            match s.exp:
-                case SegMap(level="blocks", body=b):
-                    found.append(b)
-                case ir.If(_, then_, else_, _):
-                    found += blocks(then_) + blocks(else_)
-        return found
-
-    [body] = blocks(fn.body)
+    body = _block_body("scan_maps")
     stms = body.stms
     posts = [post_map(stms[k], stms[k + 1], (stms[k + 2:], body.result))
              for k in range(len(stms) - 1)]
     assert [(type(s.exp).__name__, None if m is None else m.keep)
             for s, m in zip(stms, posts) if m is not None or isinstance(s.exp, SegScan)] == [
         ("SegScan", True), ("SegScan", False)]
-    plans = _plans(Path(__file__).parents[1] / "programs/versions/intra.fut")["scan_maps"]
+    plans = _plans(INTRA)["scan_maps"]
     # one per PostMap in each of the kernel's two variants
     assert sum(p.source.count("futgen_group_sync<FUTGEN_GROUPS>();") for p in plans) == 4
+
+
+def test_a_scan_whose_operator_reads_a_block_array_keeps_its_map_apart() -> None:
+    """The map's results may take the shared memory of an array that dies at
+    the scan, and a PostMap runs beside the scan's operator: an operator
+    reading a block array (which the front end does not make today) is no
+    place for one."""
+    from dataclasses import replace
+
+    from futgen.codegen.cuda.intra import post_map
+
+    body = _block_body("scan_maps")
+    k = next(i for i, s in enumerate(body.stms) if isinstance(s.exp, SegScan))
+    scan, after, later = body.stms[k], body.stms[k + 1], (body.stms[k + 2:], body.result)
+    assert post_map(scan, after, later) is not None
+    block_array = body.stms[0].pat[0].name
+    [o] = scan.exp.ops
+    read = ir.Stm((ir.Param(ir.VName("z", 99_999), ir.Prim("f64")),),
+                  ir.Index(block_array, (ir.DimFix(ir.Constant(0, "i64")),)))
+    lam = replace(o.lam, body=replace(o.lam.body, stms=(read, *o.lam.body.stms)))
+    reading = replace(scan, exp=replace(scan.exp, ops=(replace(o, lam=lam),)))
+    assert post_map(reading, after, later, shared={block_array}) is None
+    assert post_map(reading, after, later) is not None  # a global array

@@ -42,7 +42,7 @@ and spills.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,15 +112,21 @@ class PostMap:
     keep: bool  # whether later code reads the scan's results (then they are stored)
 
 
-def post_map(scan: ir.Stm, after: ir.Stm, later: object) -> PostMap | None:
+def post_map(scan: ir.Stm, after: ir.Stm, later: object,
+             shared: Container[ir.VName] = ()) -> PostMap | None:
     """`after` as the PostMap of block scan `scan` where it may be one: a
     block map over the scan's (one-dimensional) space whose body uses the
     scan's results only in reads at its own point; `later` is the code
-    after both (whether it reads the scan's results)."""
+    after both (whether it reads the scan's results).  The scan's operator
+    must read no array of `shared` (block arrays): the map's results may
+    take the place of one that dies at the scan, and the operator runs
+    beside the map."""
     op, post = scan.exp, after.exp
     if not (isinstance(op, SegScan) and op.level == BLOCK and isinstance(post, SegMap)
             and post.level == BLOCK and len(op.space.dims) == 1
             and post.space.dims == op.space.dims):
+        return None
+    if any(v in shared for v in free_vars(tuple(o.lam for o in op.ops))):
         return None
     scanned = {p.name: k for k, p in enumerate(scan.pat[:sum(len(o.nes) for o in op.ops)])}
     own = (ir.DimFix(ir.Var(post.space.gtids[0])),)
@@ -331,8 +337,8 @@ class BlockLowering(KernelLowering):
         out: list[Stm] = []
         stms, k = body.stms, 0
         while k < len(stms):
-            post = post_map(stms[k], stms[k + 1], (stms[k + 2:], body.result)) \
-                if k + 1 < len(stms) else None
+            post = post_map(stms[k], stms[k + 1], (stms[k + 2:], body.result),
+                            self.mem.planned) if k + 1 < len(stms) else None  # type: ignore[union-attr]
             if post is None:
                 out += self.stm(stms[k])
                 k += 1
