@@ -121,11 +121,14 @@ class Tuned:
 class SizeTuned:
     """What tuning found for one block or tile size: the chosen value and each
     candidate's time relative to the default (geometric mean over the
-    datasets that use it; inf where a run failed)."""
+    datasets that use it and that some candidate moves by more than the
+    noise, `voters`; inf where a run failed)."""
 
     name: str
     value: int
     relative: dict[int, float]
+    voters: tuple[str, ...] = ()
+    indifferent: tuple[str, ...] = ()  # datasets using it that no candidate moved
 
 
 @dataclass
@@ -233,7 +236,10 @@ def tune_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
     monotone in anything the program shows, so this is a small exhaustive
     search per kernel, not the thresholds' algorithm.  A candidate replaces
     the default only if its geometric mean time relative to the default's
-    is below 1 - `noise`.  (the sizes, the runs made)"""
+    is below 1 - `noise`, over the datasets some candidate moves by more
+    than `noise` (a dataset whose launches a size does not change, a
+    row short enough for any block, would only add its noise to the
+    others' gain).  (the sizes, the runs made)"""
     done: dict[tuple[str, tuple], Measurement] = {}
 
     def measure(d: str, setting: dict[str, int]) -> Measurement:
@@ -251,16 +257,20 @@ def tune_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
     for name in sorted(users):
         default = int(params[name]["default"])
         base = {d: measure(d, setting).time for d in users[name]}
-        relative = {}
+        ratios: dict[str, dict[int, float]] = {d: {} for d in users[name]}
         for c in candidates(params[name]):
-            times = {d: measure(d, {**setting, name: c}).time for d in users[name]}
-            ratios = [times[d] / base[d] if times[d] and base[d] else float("inf")
-                      for d in users[name]]
-            relative[c] = float(np.exp(np.mean(np.log(ratios))))
+            for d in users[name]:
+                t = measure(d, {**setting, name: c}).time
+                ratios[d][c] = t / base[d] if t and base[d] else float("inf")
+        voters = [d for d in users[name]
+                  if any(abs(r - 1) >= noise for r in ratios[d].values())] or users[name]
+        relative = {c: float(np.exp(np.mean([np.log(ratios[d][c]) for d in voters])))
+                    for c in candidates(params[name])}
         best = min(relative, key=relative.get)
         value = best if relative[best] < 1 - noise else default
         setting[name] = value
-        found.append(SizeTuned(name, value, relative))
+        found.append(SizeTuned(name, value, relative, tuple(voters),
+                               tuple(d for d in users[name] if d not in voters)))
         if say is not None:
             shown = ", ".join(f"{c}: {r:.2f}" for c, r in relative.items())
             say(f"{name} on {len(users[name])} dataset(s): {value} (time relative to "
@@ -464,7 +474,8 @@ def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],
         lines.append(f"-- {t.name}: {t.interval} ({per}){lost}{failed}")
     for b in result.sizes:
         shown = ", ".join(f"{c}: {r:.2f}" for c, r in b.relative.items())
+        apart = f" ({', '.join(b.indifferent)}: every value the same)" if b.indifferent else ""
         lines.append(f"-- {b.name}: time relative to the default {params[b.name]['default']}: "
-                     f"{shown}")
+                     f"{shown}{apart}")
     lines += [f"{name}={value}" for name, value in sorted(result.values.items())]
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from futgen.tune.autotune import (
     Interval,
     Measurement,
     SizeTuned,
+    TuneResult,
     tune,
     tune_sizes,
     tuning_file_text,
@@ -267,6 +268,33 @@ def test_block_sizes_are_searched_on_the_datasets_that_use_them() -> None:
     # A baseline per dataset; each other candidate once per dataset that uses
     # the size (kernel 2: dataset a only).
     assert runs == len(calls) == 2 + 4 * 2 + 4
+
+
+def test_a_dataset_no_block_size_moves_does_not_vote() -> None:
+    """LocVolCalib's x solve: a cap of 64 threads a row gains 5% on medium,
+    whose rows of 256 it shortens, and changes nothing on small, whose rows
+    of 32 fit any cap but whose times wander within the noise.  The
+    geometric mean over both (0.987) would keep the default; small, which
+    no candidate moves by the noise, does not vote, and 64 wins."""
+    name = "k.intra_tblock_size_1"
+    params = {name: {"class": "tblock_size", "default": 1024, "path": ()}}
+    wander = {64: 1.025, 128: 0.99, 256: 1.01, 512: 0.985, 1024: 1.0}
+
+    def program(d: str, tuning: Mapping[str, int]) -> Measurement:
+        cap = tuning[name]
+        factor = (0.95 if cap == 64 else 1.0) if d == "medium" else wander[cap]
+        return Measurement(100.0 * factor, sizes=(name,))
+
+    [size], _ = tune_sizes(params, ["small", "medium"], program, {})
+    assert size.value == 64 and size.voters == ("medium",) and size.indifferent == ("small",)
+    assert abs(size.relative[64] - 0.95) < 1e-9
+    text = tuning_file_text(TuneResult([], 0, [], [size]), params, ["header"])
+    [line] = [x for x in text.splitlines() if x.startswith(f"-- {name}:")]
+    assert line.startswith(f"-- {name}: time relative to the default 1024: 64: 0.95")
+    assert line.endswith("(small: every value the same)")
+    # Where no dataset is moved, all vote, and the default stays.
+    [same], _ = tune_sizes(params, ["small"], program, {})
+    assert same.value == 1024 and same.voters == ("small",)
 
 
 def test_a_failing_bottom_version_loses_and_tuning_goes_on() -> None:
