@@ -90,7 +90,7 @@ def render_kernels_file(plans: Sequence[KernelPlan]) -> str:
                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     template = env.get_template("kernels.cu.j2")
     sources = [p.source for p in plans]
-    intra = any("futgen_block_scan" in s or "futgen_group_" in s for s in sources)
+    intra = any("futgen_group_" in s for s in sources)  # every intra-block kernel's barriers
     return template.render(prelude=kernels_prelude(), kernels=sources,
                            cub=intra or any("cub::" in s for s in sources), intra=intra,
                            atomics=any("futgen_atomic_combine" in s for s in sources),

@@ -150,8 +150,7 @@ class SegCompile:
         """Renders a kernel from its body and records its launch; `block` may
         be a host expression, at most `max_threads` (`__launch_bounds__`)."""
         name = self.fresh(base)
-        params = tuple(p for p, _ in low.params.values())
-        source = render.kernel(imp.Kernel(name, params, tuple(body), max_threads))
+        source = rendered(name, low, body, max_threads)
         self.add_kernel(name, source, low, threads, block, when, shared_bytes)
 
     def plan(self, results: Sequence[tuple[str, str]]) -> KernelPlan:
@@ -159,6 +158,13 @@ class SegCompile:
                           tuple(self.outputs), tuple(self.launches), tuple(results),
                           tuple(self.errors.sites), tuple(self.thresholds), tuple(self.lets),
                           tuple(self.block_sizes), tuple(self.tile_sizes))
+
+
+def rendered(name: str, low: KernelLowering, body: Sequence[Stm],
+             max_threads: int | None = None) -> str:
+    """Kernel `name`'s source: `body` with `low`'s parameters."""
+    params = tuple(p for p, _ in low.params.values())
+    return render.kernel(imp.Kernel(name, params, tuple(body), max_threads))
 
 
 def pointer(low: KernelLowering, t: Temp) -> str:

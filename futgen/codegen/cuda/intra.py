@@ -59,6 +59,7 @@ from futgen.codegen.cuda.common import (
     early_exit,
     imin,
     pointer,
+    rendered,
 )
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Lit, Stm
 from futgen.codegen.cuda.lower import KernelLowering, Out
@@ -87,8 +88,7 @@ MAX_BLOCK = 1024
 # Indices into the space of a block operation whose arrays live in shared
 # memory (a few hundred KiB at most) fit 32 bits: loops over such spaces
 # count in int32_t, which halves their index arithmetic.
-INT32 = ("int32_t", imp.Cast("int32_t", Lit("threadIdx.x")),
-         imp.Cast("int32_t", Lit("blockDim.x")))
+INT32 = ("int32_t", Cast("int32_t", Lit("threadIdx.x")), Cast("int32_t", Lit("blockDim.x")))
 INT64 = ("int64_t", TID, BDIM)
 RUNS = 4  # elements per thread where the device is full many times over
 SHARED = "futgen_shared"  # the dynamic shared memory
@@ -189,10 +189,8 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
                                   f"{BLOCK_RESERVED_BYTES // 32} bytes")
     lanes, groups_host, nbytes = _block_shape(sc, op, layout)
     name = sc.fresh("intra")
-    params = tuple(p for p, _ in low.params.values())
-    variants = [f"#define {GROUPS} {flag}\n"
-                + render.kernel(imp.Kernel(name + suffix, params, tuple(body), MAX_BLOCK))
-                + f"\n#undef {GROUPS}" for flag, suffix in (("false", ""), ("true", "_groups"))]
+    variants = [f"#define {GROUPS} {flag}\n{rendered(name + suffix, low, body, MAX_BLOCK)}"
+                f"\n#undef {GROUPS}" for flag, suffix in (("false", ""), ("true", "_groups"))]
     threads, shared = f"({sc.host_product(op.space.dims)}) * {lanes}", f"({nbytes}) * {groups_host}"
     sc.add_kernel(name, "\n\n".join(variants), low, threads, lanes, f"{lanes} >= 32", shared)
     sc.add_launch(name + "_groups", low, threads, lanes, f"{lanes} < 32", shared, groups_host)
@@ -251,7 +249,7 @@ def _loop(ix: tuple[str, imp.Expr, imp.Expr], var: str, n: imp.Expr,
     """`var` over [0, n) strided by the block (thread t: t, t + B, ...),
     counting in the C type of `ix` (INT32 or INT64)."""
     ctype, tid, bdim = ix
-    return imp.For(ctype, var, tid, imp.Cast(ctype, n) if ctype != "int64_t" else n, body, bdim)
+    return imp.For(ctype, var, tid, Cast(ctype, n) if ctype != "int64_t" else n, body, bdim)
 
 
 class SharedMemory(PrivateMemory):
@@ -410,7 +408,7 @@ class BlockLowering(KernelLowering):
         n = self.fresh("n")
         ix = INT32 if outs else INT64  # a space of arrays in shared memory
         ctype, tid, bdim = ix
-        stms.append(imp.Decl(ctype, n, imp.Cast(ctype, product(dims))))
+        stms.append(imp.Decl(ctype, n, Cast(ctype, product(dims))))
         strided = not scan and all(o.commutative for o in op.ops)
         if strided:
             stms.append(imp.For(ctype, flat, tid, imp.Var(n), tuple(inner), bdim))
