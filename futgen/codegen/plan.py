@@ -165,6 +165,7 @@ class BlockSize:
     key: str
     default: int
     doc: str
+    candidates: tuple[int, ...] = ()  # the values autotune tries, where not its usual ones
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ from futgen.gpu.ir import (
     BLOCK,
     BLOCKS,
     SHARED_ALIGN,
+    SHARED_PAD_SHIFT,
     SegBinOp,
     SegMap,
     SegRed,
@@ -331,12 +332,15 @@ def intra_parallelism(op: SegMap, names: NameSource) -> tuple[list[ir.Stm], ir.S
 
 def shared_bytes(op: SegMap, names: NameSource) -> tuple[list[ir.Stm], ir.SubExp]:
     """Host statements computing the shared memory a block of `op` needs for
-    its arrays' slots (`SharedLayout`, each rounded up to SHARED_ALIGN
-    bytes), and that number."""
+    its arrays' slots (`SharedLayout`, padded by SHARED_PAD_SHIFT, each
+    rounded up to SHARED_ALIGN bytes), and that number."""
     stms: list[ir.Stm] = []
     total: ir.SubExp = ir.Constant(0, "i64")
     for shape, itemsize in SharedLayout.of(op.body).slots:
-        size = i64_product((*shape, ir.Constant(itemsize, "i64")), names, stms, "intra")
+        elems = i64_product(shape, names, stms, "intra")
+        pad = i64_op(stms, names, ">>", elems, ir.Constant(SHARED_PAD_SHIFT, "i64"), "intra")
+        elems = i64_op(stms, names, "+", elems, pad, "intra")
+        size = i64_op(stms, names, "*", elems, ir.Constant(itemsize, "i64"), "intra")
         padded = i64_op(stms, names, "+", size, ir.Constant(SHARED_ALIGN - 1, "i64"), "intra")
         aligned = i64_op(stms, names, "&", padded, ir.Constant(-SHARED_ALIGN, "i64"), "intra")
         total = i64_op(stms, names, "+", total, aligned, "intra")

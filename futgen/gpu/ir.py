@@ -117,6 +117,14 @@ GRID, BLOCKS, BLOCK = "grid", "blocks", "block"
 # Each shared array of block code starts at a multiple of this many bytes
 # (the flattener's `BlockFits` and the code generator's layout agree).
 SHARED_ALIGN = 16
+# Block arrays in shared memory have an element of padding after every
+# 2**SHARED_PAD_SHIFT: element i lives at i + (i >> SHARED_PAD_SHIFT), so
+# the runs of consecutive elements that a block scan gives each thread
+# (thread t: 4t ... 4t + 3) fall in distinct banks across a warp, where
+# unpadded every 8th lane would share a bank (4-way conflicts).  Strided
+# accesses (thread t: t, t + B, ...) stay conflict-free.
+SHARED_PAD_SHIFT = 5
+
 
 
 @dataclass(frozen=True, slots=True)

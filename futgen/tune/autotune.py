@@ -223,8 +223,9 @@ BLOCK_SIZES = (64, 128, 256, 512, 1024)
 
 
 def candidates(param: Mapping) -> tuple[int, ...]:
-    """The values tried for a size: a tile size's allowed ones, else BLOCK_SIZES."""
-    return tuple(param.get("values", BLOCK_SIZES))
+    """The values tried for a size: a tile size's allowed ones, a block
+    size's own `candidates` where its kernel lists them, else BLOCK_SIZES."""
+    return tuple(param.get("values", param.get("candidates", BLOCK_SIZES)))
 
 
 def tune_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,

@@ -7,6 +7,7 @@ runs on every generated kernels.cu) and skip when nvcc is absent.
 from __future__ import annotations
 
 import itertools
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -595,3 +596,35 @@ def test_a_scan_whose_operator_reads_a_block_array_keeps_its_map_apart() -> None
     reading = replace(scan, exp=replace(scan.exp, ops=(replace(o, lam=lam),)))
     assert post_map(reading, after, later, shared={block_array}) is None
     assert post_map(reading, after, later) is not None  # a global array
+
+
+def test_every_access_to_a_block_array_is_at_its_padded_position() -> None:
+    """Block arrays in shared memory have an element of padding every 32
+    (gpu.ir's SHARED_PAD_SHIFT), so a scan's runs of consecutive elements
+    per thread do not share banks: every load and store of one, in every
+    intra-block kernel of intra.fut and LocVolCalib's shape (locvol.fut),
+    is at `i + (i >> 5)`; the host sizes each slot for the padding too."""
+    from futgen.gpu.ir import SHARED_PAD_SHIFT
+
+    accesses = 0
+    for path in (INTRA, INTRA.parent / "locvol.fut"):
+        for fn, plans in _plans(path).items():
+            for plan in plans:
+                if "futgen_shared" not in plan.source:
+                    continue
+                arrays = set(re.findall(r"float \* (\w+_shared_\d+) =|\w+ \* (\w+_shared_\d+) =",
+                                        plan.source))
+                names = {a or b for a, b in arrays}
+                for name in names:
+                    for index in re.findall(rf"\b{name}\[([^\]]*)\]", plan.source):
+                        accesses += 1
+                        assert any(index == f"({i} + ({i} >> {SHARED_PAD_SHIFT}))"
+                                   for i in _prefixes(index)), (fn, name, index)
+                sized = [e for n, e, _ in plan.lets if n.startswith("point_shared")]
+                assert sized and all(f">> {SHARED_PAD_SHIFT}" in e for e in sized), fn
+    assert accesses > 50
+
+
+def _prefixes(index: str) -> list[str]:
+    """The candidates X of an index written `(X + (X >> k))`."""
+    return [index[1:m.start()] for m in re.finditer(r" \+ \(", index)]

@@ -115,11 +115,12 @@ class SegCompile:
         self.thresholds.append(Threshold(key, default, doc, par, under, requires, holds))
         return key
 
-    def block_size(self, base: str, doc: str, default: int = BLOCK) -> str:
+    def block_size(self, base: str, doc: str, default: int = BLOCK,
+                   candidates: Sequence[int] = ()) -> str:
         """A new tunable block size (`BlockSize`); its host variable's name,
         for a launch's `block`."""
         key = self.fresh(base)
-        self.block_sizes.append(BlockSize(key, default, doc))
+        self.block_sizes.append(BlockSize(key, default, doc, tuple(candidates)))
         return key
 
     def tile_size(self, base: str, doc: str, default: int, values: Sequence[int]) -> TileSize:

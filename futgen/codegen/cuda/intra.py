@@ -20,7 +20,10 @@ alike (its scalars redundantly, its control flow in step), and each
 
 The arrays of block code live in dynamic shared memory, in the slots of
 their `SharedLayout` (16-byte aligned; arrays whose lifetimes do not
-overlap share one), whose total the host computes for the launch; they are
+overlap share one), whose total the host computes for the launch; element
+`i` is at `i + (i >> 5)` (`padded`: a scan's runs of consecutive elements
+per thread then fall in distinct banks; unpadded, runs of 4 had 4-way bank
+conflicts and runs of 8 cost LocVolCalib large 95 ms against 68); they are
 never updated in place, so a loop's array parameters are copied from the
 body's results between iterations.
 After every block operation the threads meet at a barrier that also asks
@@ -77,6 +80,7 @@ from futgen.flatten.shared_layout import SharedLayout
 from futgen.gpu.ir import (
     BLOCK,
     SHARED_ALIGN,
+    SHARED_PAD_SHIFT,
     SegMap,
     SegRed,
     SegScan,
@@ -91,6 +95,10 @@ MAX_BLOCK = 1024
 INT32 = ("int32_t", Cast("int32_t", Lit("threadIdx.x")), Cast("int32_t", Lit("blockDim.x")))
 INT64 = ("int64_t", TID, BDIM)
 RUNS = 4  # elements per thread where the device is full many times over
+# The caps autotune tries for the threads of a point: 32 as well as the
+# usual block sizes, since a cap sets the run each thread scans (rows of 256
+# under a cap of 32 take runs of 8: LocVolCalib large's y solve, 15% faster).
+CAPS = (32, 64, 128, 256, 512, 1024)
 SHARED = "futgen_shared"  # the dynamic shared memory
 SCRATCH = "futgen_block_scratch"  # 32 values of the widest collective
 FAILED = "failed"  # whether this thread failed (a local flag)
@@ -211,7 +219,7 @@ def _block_shape(sc: SegCompile, op: SegMap, layout: SharedLayout) -> tuple[str,
     widest = f"max({', '.join(widths)})" if len(widths) > 1 else widths[0]
     cap = sc.block_size("intra_tblock_size", "most threads per block of the intra-block "
                         "kernel (fewer than its widest operation: runs per thread)",
-                        default=MAX_BLOCK)
+                        default=MAX_BLOCK, candidates=CAPS)
     widest = sc.let("widest", widest)
     elements = f"({sc.host_product(op.space.dims)}) * {widest}"
     runs = sc.let("runs", " else ".join(f"{r} if {elements} >= {r} * b.resident_threads"
@@ -224,7 +232,10 @@ def _block_shape(sc: SegCompile, op: SegMap, layout: SharedLayout) -> tuple[str,
 def _shared_bytes(sc: SegCompile, layout: SharedLayout) -> str:
     """The dynamic shared memory of the layout's slots, as a host expression
     (the flattener's `shared_bytes` computes the same for `block_fits`)."""
-    parts = [f"(({sc.host_product(shape)}) * {itemsize} + {SHARED_ALIGN - 1})"
+    def elems(shape):
+        n = f"({sc.host_product(shape)})"
+        return f"({n} + ({n} >> {SHARED_PAD_SHIFT}))"
+    parts = [f"({elems(shape)} * {itemsize} + {SHARED_ALIGN - 1})"
              f" // {SHARED_ALIGN} * {SHARED_ALIGN}" for shape, itemsize in layout.slots]
     return " + ".join(parts) or "0"
 
@@ -238,7 +249,7 @@ def _row_store(low: KernelLowering, out: str, point: imp.Expr):
     def store(buf: Buffer) -> list[Stm]:
         size = product([low.subexp(d) for d in buf.shape])
         j = low.fresh("j")
-        value = imp.Load(buf.ptr, imp.Var(j))
+        value = low.mem.load(buf, imp.Var(j))  # type: ignore[union-attr]
         return [_loop(INT32, j, size, (imp.Store(
             out, Bin("+", Bin("*", point, size), imp.Var(j)), value),))]
     return store
@@ -267,7 +278,7 @@ class SharedMemory(PrivateMemory):
         offset: imp.Expr = Lit("(int64_t)0")
         for shape, itemsize in layout.slots:
             offsets.append(offset)
-            size = Bin("*", product([low.subexp(d) for d in shape]), Lit(str(itemsize)))
+            size = Bin("*", padded(product([low.subexp(d) for d in shape])), Lit(str(itemsize)))
             aligned = Bin("*", Bin("/", Bin("+", size, Lit(str(SHARED_ALIGN - 1))),
                                    Lit(str(SHARED_ALIGN))), Lit(str(SHARED_ALIGN)))
             offset = Bin("+", offset, aligned)
@@ -303,20 +314,31 @@ class SharedMemory(PrivateMemory):
         return False  # the flattener sized one region per loop parameter
 
     def at(self, buf: Buffer, flat: imp.Expr) -> imp.Expr:
-        return flat
+        return padded(flat)
+
+    def load(self, buf: Buffer, flat: imp.Expr) -> imp.Expr:
+        return imp.Load(buf.ptr, padded(flat))
+
+    def store(self, buf: Buffer, flat: imp.Expr, value: imp.Expr) -> Stm:
+        return imp.Store(buf.ptr, padded(flat), value)
 
     def copy(self, dst: Buffer, src: Buffer, size: imp.Expr, fresh,
              offset: imp.Expr = ZERO) -> list[Stm]:
         if dst.ptr == src.ptr:
             return []
         j = fresh("j")
-        store = imp.Store(dst.ptr, Bin("+", offset, imp.Var(j)), imp.Load(src.ptr, imp.Var(j)))
+        store = self.store(dst, Bin("+", offset, imp.Var(j)), self.load(src, imp.Var(j)))
         return [_loop(INT32, j, size, (store,)), barrier()]
 
     def fill(self, dst: Buffer, size: imp.Expr, value: imp.Expr, fresh) -> list[Stm]:
         j = fresh("j")
-        store = imp.Store(dst.ptr, imp.Var(j), value)
-        return [_loop(INT32, j, size, (store,)), barrier()]
+        return [_loop(INT32, j, size, (self.store(dst, imp.Var(j), value),)), barrier()]
+
+
+def padded(i: imp.Expr) -> imp.Expr:
+    """The position of element `i` of a shared array (gpu.ir's SHARED_PAD_SHIFT),
+    or its padded length where `i` is a length."""
+    return Bin("+", i, Bin(">>", i, Lit(str(SHARED_PAD_SHIFT))))
 
 
 class BlockLowering(KernelLowering):
@@ -374,7 +396,7 @@ class BlockLowering(KernelLowering):
         flat = self.fresh("l")
         inner = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
         inner += self._point(op, imp.Var(flat), dims, res)
-        inner += [imp.Store(b.ptr, imp.Var(flat), imp.Var(r)) for b, r in zip(bufs, res)]
+        inner += [self.mem.store(b, imp.Var(flat), imp.Var(r)) for b, r in zip(bufs, res)]  # type: ignore[union-attr]
         ix = INT32 if pat else INT64  # its results are arrays in shared memory
         return [_loop(ix, flat, product(dims), tuple(inner)), barrier()]
 
@@ -401,8 +423,8 @@ class BlockLowering(KernelLowering):
                             *(imp.Decl(CTYPES[b.prim], y) for b, y in zip(mapouts, ys))]
         inner += self._point(op, imp.Var(flat), dims,
                              [*(vt.field(x, k) for k in range(len(red))), *ys])
-        inner += [imp.Store(b.ptr, imp.Var(flat), imp.Var(y)) for b, y in zip(mapouts, ys)]
-        inner += [imp.Store(b.ptr, imp.Var(flat), Lit(vt.field(x, k)))
+        inner += [self.mem.store(b, imp.Var(flat), imp.Var(y)) for b, y in zip(mapouts, ys)]  # type: ignore[union-attr]
+        inner += [self.mem.store(b, imp.Var(flat), Lit(vt.field(x, k)))  # type: ignore[union-attr]
                   for k, b in enumerate(scanned)]
         inner.append(imp.Assign(acc, Call(f, (imp.Var(acc), imp.Var(x)))))
         n = self.fresh("n")
@@ -440,12 +462,13 @@ class BlockLowering(KernelLowering):
         run, x, j = self.fresh("run"), self.fresh("x"), self.fresh("j")
         first = self.fresh("first")
         step: list[Stm] = [imp.Decl(vt.name, x)]
-        step += [imp.Assign(vt.field(x, k), imp.Load(b.ptr, imp.Var(j))) for k, b in enumerate(bufs)]
+        step += [imp.Assign(vt.field(x, k), self.mem.load(b, imp.Var(j)))  # type: ignore[union-attr]
+                 for k, b in enumerate(bufs)]
         step.append(imp.If(imp.Var(first), (imp.Assign(run, imp.Var(x)),
                                              imp.Assign(first, Lit("false"))),
                            (imp.Assign(run, Call(f, (imp.Var(run), imp.Var(x)))),)))
         if post is None or post.keep:
-            step += [imp.Store(b.ptr, imp.Var(j), Lit(vt.field(run, k)))
+            step += [self.mem.store(b, imp.Var(j), Lit(vt.field(run, k)))  # type: ignore[union-attr]
                      for k, b in enumerate(bufs)]
         # The map's results may take the place of arrays the other threads'
         # folds read (the shared layout sees the map after the scan): a block
@@ -466,7 +489,7 @@ class BlockLowering(KernelLowering):
         stms: list[Stm] = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
         stms += self._point(post.op, j, dims, res, post.body,
                             [(p, Lit(vt.field(run, k))) for p, k in post.reads])
-        stms += [imp.Store(b.ptr, j, imp.Var(r)) for b, r in zip(bufs, res)]
+        stms += [self.mem.store(b, j, imp.Var(r)) for b, r in zip(bufs, res)]  # type: ignore[union-attr]
         return stms
 
 
