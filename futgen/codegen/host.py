@@ -364,9 +364,9 @@ class HostCompiler:
                 em.line(f"{t.key} = {' and '.join([*reached, guard])}")
             for size in plan.block_sizes:
                 name = self._public_name(size.key)
-                tried = {"candidates": size.candidates} if size.candidates else {}
-                self.tuning_params[name] = TuningParam("tblock_size", size.default,
-                                                       self.path(), size.doc, tried)
+                allowed = {"values": size.values} if size.values else {}
+                self.tuning_params[name] = TuningParam(size.cls, size.default,
+                                                       self.path(), size.doc, allowed)
                 em.line(f"{size.key} = self._tuning.block_size({name!r})")
             tiles = {}
             for tile in plan.tile_sizes:

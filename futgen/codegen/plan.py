@@ -165,7 +165,8 @@ class BlockSize:
     key: str
     default: int
     doc: str
-    candidates: tuple[int, ...] = ()  # the values autotune tries, where not its usual ones
+    cls: str = "tblock_size"  # or "run_length"
+    values: tuple[int, ...] = ()  # a run length's allowed values (autotune tries each)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,10 +36,11 @@ the same branch at every guard evaluation it logged, since it then runs the
 same versions.  The runs are counted and printed; for a given outcome of
 the comparisons, their number is fixed.
 
-Block sizes (class `tblock_size`) and tile sizes (`tile_size`, each with
-the values its kernel allows) are not monotone in anything the program
-shows: a larger tile saves loads and barriers until it costs occupancy or
-spills registers, so no threshold argument orders them.  After the
+Block sizes (class `tblock_size`), intra-block kernels' run lengths
+(`run_length`) and tile sizes (`tile_size`; both with the values their
+kernel allows) are not monotone in anything the program shows: a larger
+tile saves loads and barriers until it costs occupancy or spills
+registers, so no threshold argument orders them.  After the
 thresholds, each one a run used is tried at every candidate value on the
 datasets that use it (`tune_sizes`), a small exhaustive search per kernel.
 """
@@ -223,9 +224,9 @@ BLOCK_SIZES = (64, 128, 256, 512, 1024)
 
 
 def candidates(param: Mapping) -> tuple[int, ...]:
-    """The values tried for a size: a tile size's allowed ones, a block
-    size's own `candidates` where its kernel lists them, else BLOCK_SIZES."""
-    return tuple(param.get("values", param.get("candidates", BLOCK_SIZES)))
+    """The values tried for a size: a tile size's or run length's allowed
+    ones, else BLOCK_SIZES."""
+    return tuple(param.get("values", BLOCK_SIZES))
 
 
 def tune_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,

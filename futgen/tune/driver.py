@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from futgen_runtime.tuning import GUARD_MARK, TBLOCK_SIZE, TILE_SIZE
+from futgen_runtime.tuning import GUARD_MARK, RUN_LENGTH, TBLOCK_SIZE, TILE_SIZE
 
 from futgen.tune import NOISE, check_runs
 from futgen.tune.autotune import (
@@ -111,7 +111,8 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
                   if p["class"] == "threshold" and (strategies or GUARD_MARK in name)}
     runner = PackageRunner(pkg, chosen, runs, timeout, tolerance, profile=method == "profile")
     result = tune(thresholds, list(chosen), runner, noise=noise, method=method, say=say)
-    sizes = {name: p for name, p in every.items() if p["class"] in (TBLOCK_SIZE, TILE_SIZE)}
+    sizes = {name: p for name, p in every.items()
+             if p["class"] in (TBLOCK_SIZE, TILE_SIZE, RUN_LENGTH)}
     if sizes:
         result.sizes, size_runs = tune_sizes(
             sizes, list(chosen), runner, {**result.values}, noise, say)

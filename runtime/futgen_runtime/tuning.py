@@ -12,7 +12,9 @@ whose defaults are the global default threshold) that the same source does
 not name; the strategy thresholds keep their own defaults.  So is
 `default_tblock_size`, for every block size (class `tblock_size`: the
 kernels whose code does not depend on it; a multiple of 32 from 32 to
-1024).  Tile sizes (class `tile_size`) are constants compiled into their
+1024).  An intra-block kernel's run length (class `run_length`, one of
+its `values`) bounds the elements each thread takes.  Tile sizes (class
+`tile_size`) are constants compiled into their
 kernels, each with the values its kernel allows (`values` in
 TUNING_PARAMS): an instance whose tile sizes differ from those the
 package's kernels were built with (`TUNING`'s, else the defaults) compiles
@@ -79,7 +81,7 @@ class Tuning:
         self.sizes_used.clear()
 
     def block_size(self, name: str) -> int:
-        """Block size `name`'s value, noting that the call used it."""
+        """Block size (or run length) `name`'s value, noting that the call used it."""
         self.sizes_used.add(name)
         return self.values[name]
 
@@ -195,6 +197,7 @@ DEFAULT_THRESHOLD = "default_threshold"
 DEFAULT_TBLOCK_SIZE = "default_tblock_size"
 TBLOCK_SIZE = "tblock_size"  # the class of block sizes
 TILE_SIZE = "tile_size"  # the class of tile sizes
+RUN_LENGTH = "run_length"  # the class of intra-block kernels' runs per thread
 GUARD_MARK = ".suff_"  # in the names of version guards (suff_outer_par, suff_intra_par)
 _FIXED = ("default_tile_size",)
 
@@ -220,7 +223,8 @@ def _checked(values: Mapping[str, int], params: Mapping[str, Mapping],
                               f"to 1024, got {v}")
         allowed = params.get(name, {}).get("values")
         if allowed is not None and v not in allowed:
-            raise FutgenError(f"{source}: tile size {name} must be one of "
+            what = "run length" if params[name]["class"] == RUN_LENGTH else "tile size"
+            raise FutgenError(f"{source}: {what} {name} must be one of "
                               f"{', '.join(map(str, allowed))} (those its kernel allows), "
                               f"got {v}")
     return {name: int(v) for name, v in values.items()}

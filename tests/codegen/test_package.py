@@ -50,7 +50,8 @@ def test_every_example_builds(path, tmp_path):
     assert module.ENTRY_POINTS and module.TUNING == {}
     # Strategy thresholds (segmented reductions, histograms) and block sizes
     # are listed with defaults.
-    assert all(p["class"] in ("threshold", "tblock_size", "tile_size") and p["default"] > 0
+    assert all(p["class"] in ("threshold", "tblock_size", "tile_size", "run_length")
+               and p["default"] > 0
                for p in module.TUNING_PARAMS.values())
     assert hasattr(module, class_name(default_name(path)))
 

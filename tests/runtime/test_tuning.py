@@ -114,6 +114,19 @@ def test_block_sizes_must_be_multiples_of_32_up_to_1024(value):
             Tuning(BLOCKS, {}, {name: value})
 
 
+RUNS = {**BLOCKS, "main.intra_runs_4": {"class": "run_length", "default": 4, "path": (),
+                                         "doc": "", "values": (1, 2, 4, 8, 16)}}
+
+
+def test_run_lengths_take_the_values_their_kernel_allows_and_not_default_tblock_size():
+    t = Tuning(RUNS, {}, {"default_tblock_size": 128, "main.intra_runs_4": 8})
+    assert t.values["main.intra_runs_4"] == 8 and t.values["main.segmap_tblock_size_2"] == 128
+    assert Tuning(RUNS, {}, {"default_tblock_size": 128}).values["main.intra_runs_4"] == 4
+    with pytest.raises(FutgenError, match=r"tuning=: run length main.intra_runs_4 must be one "
+                                          r"of 1, 2, 4, 8, 16 \(those its kernel allows\), got 3"):
+        Tuning(RUNS, {}, {"main.intra_runs_4": 3})
+
+
 TILES = {**PARAMS, "main.segmap_tile_size_2": {
     "class": "tile_size", "default": 8, "path": (), "doc": "", "values": (8, 16, 32),
     "macro": "FUTGEN_TILE_segmap_tile_size_7"}}

@@ -116,11 +116,12 @@ class SegCompile:
         return key
 
     def block_size(self, base: str, doc: str, default: int = BLOCK,
-                   candidates: Sequence[int] = ()) -> str:
-        """A new tunable block size (`BlockSize`); its host variable's name,
-        for a launch's `block`."""
+                   cls: str = "tblock_size", values: Sequence[int] = ()) -> str:
+        """A new tunable block size (`BlockSize`; or another launch
+        parameter of class `cls`); its host variable's name, for a launch's
+        `block`."""
         key = self.fresh(base)
-        self.block_sizes.append(BlockSize(key, default, doc, tuple(candidates)))
+        self.block_sizes.append(BlockSize(key, default, doc, cls, tuple(values)))
         return key
 
     def tile_size(self, base: str, doc: str, default: int, values: Sequence[int]) -> TileSize:

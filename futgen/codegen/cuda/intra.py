@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from futgen_runtime.limits import BLOCK_RESERVED_BYTES
+from futgen_runtime.tuning import RUN_LENGTH
 
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.common import (
@@ -94,11 +95,8 @@ MAX_BLOCK = 1024
 # count in int32_t, which halves their index arithmetic.
 INT32 = ("int32_t", Cast("int32_t", Lit("threadIdx.x")), Cast("int32_t", Lit("blockDim.x")))
 INT64 = ("int64_t", TID, BDIM)
-RUNS = 4  # elements per thread where the device is full many times over
-# The caps autotune tries for the threads of a point: 32 as well as the
-# usual block sizes, since a cap sets the run each thread scans (rows of 256
-# under a cap of 32 take runs of 8: LocVolCalib large's y solve, 15% faster).
-CAPS = (32, 64, 128, 256, 512, 1024)
+RUNS = 4  # elements per thread where the device is full many times over (default)
+RUN_LENGTHS = (1, 2, 4, 8, 16)  # the values the tunable `intra_runs_<k>` allows
 SHARED = "futgen_shared"  # the dynamic shared memory
 SCRATCH = "futgen_block_scratch"  # 32 values of the widest collective
 FAILED = "failed"  # whether this thread failed (a local flag)
@@ -208,22 +206,29 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
 def _block_shape(sc: SegCompile, op: SegMap, layout: SharedLayout) -> tuple[str, str, str]:
     """The threads of a point, the points of a block (`limits.intra_shape`)
     and the shared memory of a point, as host expressions.  A thread takes a
-    run of RUNS elements of the widest block operation where the kernel's
-    elements (points x widest) are RUNS times the threads the device holds,
-    else fewer: a scan then applies its operator about twice per element,
-    not once per step of a scan across the whole block, while the device
-    stays full (LocVolCalib's tridiagonal solves, 65536 rows of 256: 1.35x
-    faster with runs of 4; mapscan1's 256 rows of 16384 need every thread).
-    The tunable cap `intra_tblock_size_<k>` bounds the threads of a point."""
+    run of elements of the widest block operation: the longest of
+    RUN_LENGTHS up to the tunable `intra_runs_<k>` (RUNS by default) at
+    which the kernel's elements (points x widest) are that many times the
+    threads the device holds.  A scan then applies its operator about twice
+    per element, not once per step of a scan across the whole block, while
+    the device stays full (LocVolCalib's tridiagonal solves, 65536 rows of
+    256: 1.35x faster with runs of 4, the y solve 15% faster again with 8;
+    mapscan1's 256 rows of 16384 need every thread).  Being bounded by the
+    device's fill, one tuned value serves datasets of every size.  The
+    tunable cap `intra_tblock_size_<k>` bounds the threads of a point."""
     widths = [sc.host_product(inner.space.dims) for inner in block_ops(op.body)]
     widest = f"max({', '.join(widths)})" if len(widths) > 1 else widths[0]
     cap = sc.block_size("intra_tblock_size", "most threads per block of the intra-block "
                         "kernel (fewer than its widest operation: runs per thread)",
-                        default=MAX_BLOCK, candidates=CAPS)
+                        default=MAX_BLOCK)
+    most = sc.block_size("intra_runs", "most elements of its widest operation each thread of "
+                         "the intra-block kernel takes (fewer where the device would not be "
+                         "that many times full)", default=RUNS, cls=RUN_LENGTH,
+                         values=RUN_LENGTHS)
     widest = sc.let("widest", widest)
     elements = f"({sc.host_product(op.space.dims)}) * {widest}"
-    runs = sc.let("runs", " else ".join(f"{r} if {elements} >= {r} * b.resident_threads"
-                                        for r in (RUNS, RUNS // 2)) + " else 1")
+    runs = sc.let("runs", f"max((r for r in {RUN_LENGTHS} if r <= {most} and "
+                          f"{elements} >= r * b.resident_threads), default=1)")
     nbytes = sc.let("point_shared", _shared_bytes(sc, layout))
     shape = sc.let("shape", f"b.intra_shape({widest}, {runs}, {cap}, {nbytes})")
     return sc.let("lanes", f"{shape}[0]"), sc.let("groups", f"{shape}[1]"), nbytes
