@@ -236,12 +236,16 @@ def tune_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
     size some dataset's run uses, by trying every `candidates` value on the
     datasets that use it, the others at their values so far.  Sizes are not
     monotone in anything the program shows, so this is a small exhaustive
-    search per kernel, not the thresholds' algorithm.  A candidate replaces
-    the default only if its geometric mean time relative to the default's
-    is below 1 - `noise`, over the datasets some candidate moves by more
-    than `noise` (a dataset whose launches a size does not change, a
-    row short enough for any block, would only add its noise to the
-    others' gain).  (the sizes, the runs made)"""
+    search per kernel, not the thresholds' algorithm.  A candidate that
+    makes no dataset slower by more than `noise` and some dataset faster by
+    more replaces the default (of several, the one of least geometric mean
+    time relative to the default's); else the candidate of least geometric
+    mean does, if that is below 1 - `noise`.  The means are over the
+    datasets some candidate moves by more than `noise` (a dataset whose
+    launches a size does not change, a row short enough for any block,
+    would only add its noise to the others' gain), so a trade-off between
+    datasets is weighed, while a gain on one dataset that costs the
+    others nothing is taken, not averaged away.  (the sizes, the runs made)"""
     done: dict[tuple[str, tuple], Measurement] = {}
 
     def measure(d: str, setting: dict[str, int]) -> Measurement:
@@ -268,8 +272,11 @@ def tune_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
                   if any(abs(r - 1) >= noise for r in ratios[d].values())] or users[name]
         relative = {c: float(np.exp(np.mean([np.log(ratios[d][c]) for d in voters])))
                     for c in candidates(params[name])}
-        best = min(relative, key=relative.get)
-        value = best if relative[best] < 1 - noise else default
+        free = [c for c in relative  # faster somewhere, slower nowhere
+                if all(ratios[d][c] <= 1 + noise for d in users[name])
+                and any(ratios[d][c] < 1 - noise for d in users[name])]
+        best = min(free or relative, key=relative.get)
+        value = best if free or relative[best] < 1 - noise else default
         setting[name] = value
         found.append(SizeTuned(name, value, relative, tuple(voters),
                                tuple(d for d in users[name] if d not in voters)))
