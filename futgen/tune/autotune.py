@@ -130,6 +130,7 @@ class SizeTuned:
     relative: dict[int, float]
     voters: tuple[str, ...] = ()
     indifferent: tuple[str, ...] = ()  # datasets using it that no candidate moved
+    free: bool = False  # chosen as faster on some dataset and slower on none
 
 
 @dataclass
@@ -278,8 +279,8 @@ def tune_sizes(params: Mapping[str, Mapping], datasets: list[str], run: Runner,
         best = min(free or relative, key=relative.get)
         value = best if free or relative[best] < 1 - noise else default
         setting[name] = value
-        found.append(SizeTuned(name, value, relative, tuple(voters),
-                               tuple(d for d in users[name] if d not in voters)))
+        apart = tuple(d for d in users[name] if d not in voters)
+        found.append(SizeTuned(name, value, relative, tuple(voters), apart, bool(free)))
         if say is not None:
             shown = ", ".join(f"{c}: {r:.2f}" for c, r in relative.items())
             say(f"{name} on {len(users[name])} dataset(s): {value} (time relative to "
@@ -484,7 +485,8 @@ def tuning_file_text(result: TuneResult, params: Mapping[str, Mapping],
     for b in result.sizes:
         shown = ", ".join(f"{c}: {r:.2f}" for c, r in b.relative.items())
         apart = f" ({', '.join(b.indifferent)}: every value the same)" if b.indifferent else ""
+        free = f"; {b.value}: faster on some dataset, slower on none" if b.free else ""
         lines.append(f"-- {b.name}: time relative to the default {params[b.name]['default']}: "
-                     f"{shown}{apart}")
+                     f"{shown}{apart}{free}")
     lines += [f"{name}={value}" for name, value in sorted(result.values.items())]
     return "\n".join(lines) + "\n"
