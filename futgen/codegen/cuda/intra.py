@@ -319,13 +319,13 @@ class SharedMemory(PrivateMemory):
         return False  # the flattener sized one region per loop parameter
 
     def at(self, buf: Buffer, flat: imp.Expr) -> imp.Expr:
-        return padded(flat)
+        return position(flat)
 
     def load(self, buf: Buffer, flat: imp.Expr) -> imp.Expr:
-        return imp.Load(buf.ptr, padded(flat))
+        return imp.Load(buf.ptr, position(flat))
 
     def store(self, buf: Buffer, flat: imp.Expr, value: imp.Expr) -> Stm:
-        return imp.Store(buf.ptr, padded(flat), value)
+        return imp.Store(buf.ptr, position(flat), value)
 
     def copy(self, dst: Buffer, src: Buffer, size: imp.Expr, fresh,
              offset: imp.Expr = ZERO) -> list[Stm]:
@@ -338,6 +338,13 @@ class SharedMemory(PrivateMemory):
     def fill(self, dst: Buffer, size: imp.Expr, value: imp.Expr, fresh) -> list[Stm]:
         j = fresh("j")
         return [_loop(INT32, j, size, (self.store(dst, imp.Var(j), value),)), barrier()]
+
+
+def position(i: imp.Expr) -> imp.Expr:
+    """Where element `i` of a shared array is, counted in 32 bits: an index
+    in bounds of an array in shared memory fits them, and a checked one has
+    been checked in 64 (`i - 1` then costs one instruction, not four)."""
+    return padded(Cast("int32_t", i))
 
 
 def padded(i: imp.Expr) -> imp.Expr:
