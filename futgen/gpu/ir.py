@@ -126,7 +126,6 @@ SHARED_ALIGN = 16
 SHARED_PAD_SHIFT = 5
 
 
-
 @dataclass(frozen=True, slots=True)
 class Scratch:
     """A new thread-private array whose elements are written before they are read."""

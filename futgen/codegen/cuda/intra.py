@@ -21,9 +21,10 @@ alike (its scalars redundantly, its control flow in step), and each
 The arrays of block code live in dynamic shared memory, in the slots of
 their `SharedLayout` (16-byte aligned; arrays whose lifetimes do not
 overlap share one), whose total the host computes for the launch; element
-`i` is at `i + (i >> 5)` (`padded`: a scan's runs of consecutive elements
-per thread then fall in distinct banks; unpadded, runs of 4 had 4-way bank
-conflicts and runs of 8 cost LocVolCalib large 95 ms against 68); they are
+`i` is at `i + (i >> 5)`, counted in 32 bits (`position`: padded, a scan's
+runs of consecutive elements per thread fall in distinct banks; unpadded,
+runs of 4 had 4-way bank conflicts and runs of 8 cost LocVolCalib large
+95 ms against 68); they are
 never updated in place, so a loop's array parameters are copied from the
 body's results between iterations.
 After every block operation the threads meet at a barrier that also asks
