@@ -573,6 +573,8 @@ def test_maps_reading_a_block_scan_at_their_own_point_run_in_its_second_pass() -
     plans = _plans(INTRA)["scan_maps"]
     # one per PostMap in each of the kernel's two variants
     assert sum(p.source.count("futgen_group_sync<FUTGEN_GROUPS>();") for p in plans) == 4
+    # and a thread whose fold failed skips its second pass: no map on its values
+    assert sum(p.source.count("(failed ? lo_") for p in plans) == 4
 
 
 def test_a_scan_whose_operator_reads_a_block_array_keeps_its_map_apart() -> None:

@@ -486,10 +486,13 @@ class BlockLowering(KernelLowering):
         # The map's results may take the place of arrays the other threads'
         # folds read (the shared layout sees the map after the scan): a block
         # of one warp has had no barrier since.
+        # A thread whose fold failed has no values to give the map: it skips
+        # its run (the barrier after the scan then stops the block).
         sync: list[Stm] = []
         if post is not None:
             step += self._post_point(post, imp.Var(j), vt, run)
             sync.append(imp.Sync(f"futgen_group_sync<{GROUPS}>"))
+            hi = imp.Cond(imp.Var(FAILED), lo, hi)
         return [*sync, imp.Decl(vt.name, run, imp.Var(prefix)),
                 imp.Decl("bool", first, imp.Un("!", imp.Var(has_prefix))),
                 imp.For(ctype, j, lo, hi, tuple(step))]
