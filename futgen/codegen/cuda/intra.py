@@ -32,8 +32,9 @@ whether any of them failed (`futgen_group_sync_or` of a local flag), so a
 failure in any thread stops the whole block together.
 
 The threads of a point are picked at launch: the widest block operation's
-space, over up to 4 elements a thread where the device has that many to
-spare (`_block_shape`), rounded up to a multiple of 32, at most the
+space, over runs of up to `intra_runs_<k>` elements a thread (4 by
+default) where the device has that many to spare (`_block_shape`),
+rounded up to a multiple of 32, at most the
 tunable `intra_tblock_size_<k>` (1024 by default; wider spaces loop), so
 `__launch_bounds__(1024)` holds for every launch.  Where a point needs 16
 lanes or fewer (`limits.intra_shape`), the kernel's second variant
@@ -250,12 +251,12 @@ def _itemsize(prim: str) -> int:
     return np.dtype(DTYPES[prim]).itemsize
 
 
-def _row_store(low: KernelLowering, out: str, point: imp.Expr):
+def _row_store(low: BlockLowering, out: str, point: imp.Expr):
     """Stores a block's shared array result into row `point` of output `out`."""
     def store(buf: Buffer) -> list[Stm]:
         size = product([low.subexp(d) for d in buf.shape])
         j = low.fresh("j")
-        value = low.mem.load(buf, imp.Var(j))  # type: ignore[union-attr]
+        value = low.shared.load(buf, imp.Var(j))
         return [_loop(INT32, j, size, (imp.Store(
             out, Bin("+", Bin("*", point, size), imp.Var(j)), value),))]
     return store
@@ -322,12 +323,6 @@ class SharedMemory(PrivateMemory):
     def at(self, buf: Buffer, flat: imp.Expr) -> imp.Expr:
         return position(flat)
 
-    def load(self, buf: Buffer, flat: imp.Expr) -> imp.Expr:
-        return imp.Load(buf.ptr, position(flat))
-
-    def store(self, buf: Buffer, flat: imp.Expr, value: imp.Expr) -> Stm:
-        return imp.Store(buf.ptr, position(flat), value)
-
     def copy(self, dst: Buffer, src: Buffer, size: imp.Expr, fresh,
              offset: imp.Expr = ZERO) -> list[Stm]:
         if dst.ptr == src.ptr:
@@ -364,6 +359,12 @@ class BlockLowering(KernelLowering):
         self.ranges.update(zip(space.gtids, space.dims))
         self.scratch_bytes = 0  # the largest value a collective combines
 
+    @property
+    def shared(self) -> SharedMemory:
+        """The kernel's arrays (`compile_intra` sets them before lowering)."""
+        assert isinstance(self.mem, SharedMemory)
+        return self.mem
+
     def statements(self, body: ir.Body) -> list[Stm]:
         """`body`'s statements; a block scan and a block map after it that
         can be its `PostMap` as one operation."""
@@ -371,7 +372,7 @@ class BlockLowering(KernelLowering):
         stms, k = body.stms, 0
         while k < len(stms):
             post = post_map(stms[k], stms[k + 1], (stms[k + 2:], body.result),
-                            self.mem.planned) if k + 1 < len(stms) else None  # type: ignore[union-attr]
+                            self.shared.planned) if k + 1 < len(stms) else None
             if post is None:
                 out += self.stm(stms[k])
                 k += 1
@@ -403,15 +404,22 @@ class BlockLowering(KernelLowering):
         return [imp.Block(tuple(stms))]
 
     def block_map(self, pat: tuple[ir.Param, ...], op: SegMap) -> list[Stm]:
-        dims = self._space(op)
-        bufs = [self.mem.new(p.name, p.type) for p in pat]  # type: ignore[union-attr,arg-type]
-        res = [self.fresh("res") for _ in pat]
         flat = self.fresh("l")
-        inner = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
-        inner += self._point(op, imp.Var(flat), dims, res)
-        inner += [self.mem.store(b, imp.Var(flat), imp.Var(r)) for b, r in zip(bufs, res)]  # type: ignore[union-attr]
+        inner = self._map_point(pat, op, imp.Var(flat))
         ix = INT32 if pat else INT64  # its results are arrays in shared memory
-        return [_loop(ix, flat, product(dims), tuple(inner)), barrier()]
+        return [_loop(ix, flat, product(self._space(op)), tuple(inner)), barrier()]
+
+    def _map_point(self, pat: tuple[ir.Param, ...], op: SegMap, j: imp.Expr,
+                   body: ir.Body | None = None,
+                   bindings: Sequence[tuple[ir.Param, imp.Expr]] = ()) -> list[Stm]:
+        """Block map `op` (or `body` in its space) at point `j`, its results
+        stored into the shared arrays of `pat`."""
+        dims = self._space(op)
+        bufs = [self.shared.new(p.name, p.type) for p in pat]  # type: ignore[arg-type]
+        res = [self.fresh("res") for _ in pat]
+        stms: list[Stm] = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
+        stms += self._point(op, j, dims, res, body, bindings)
+        return stms + [self.shared.store(b, j, imp.Var(r)) for b, r in zip(bufs, res)]
 
     def block_reduce(self, pat: tuple[ir.Param, ...], op: SegRed | SegScan,
                      post: PostMap | None = None) -> list[Stm]:
@@ -425,7 +433,7 @@ class BlockLowering(KernelLowering):
         self.scratch_bytes = max(self.scratch_bytes,
                                  sum(_itemsize(t) for t in red) + 8 * (len(red) > 1))
         scan = isinstance(op, SegScan)
-        outs = [self.mem.new(p.name, p.type) for p in pat[0 if scan else len(red):]]  # type: ignore[union-attr,arg-type]
+        outs = [self.shared.new(p.name, p.type) for p in pat[0 if scan else len(red):]]  # type: ignore[arg-type]
         scanned, mapouts = (outs[:len(red)], outs[len(red):]) if scan else ([], outs)
         f, acc, x = self.fresh("op"), self.fresh("acc"), self.fresh("x")
         ys = [self.fresh("mapped") for _ in mapouts]
@@ -436,8 +444,8 @@ class BlockLowering(KernelLowering):
                             *(imp.Decl(CTYPES[b.prim], y) for b, y in zip(mapouts, ys))]
         inner += self._point(op, imp.Var(flat), dims,
                              [*(vt.field(x, k) for k in range(len(red))), *ys])
-        inner += [self.mem.store(b, imp.Var(flat), imp.Var(y)) for b, y in zip(mapouts, ys)]  # type: ignore[union-attr]
-        inner += [self.mem.store(b, imp.Var(flat), Lit(vt.field(x, k)))  # type: ignore[union-attr]
+        inner += [self.shared.store(b, imp.Var(flat), imp.Var(y)) for b, y in zip(mapouts, ys)]
+        inner += [self.shared.store(b, imp.Var(flat), Lit(vt.field(x, k)))
                   for k, b in enumerate(scanned)]
         inner.append(imp.Assign(acc, Call(f, (imp.Var(acc), imp.Var(x)))))
         n = self.fresh("n")
@@ -475,38 +483,29 @@ class BlockLowering(KernelLowering):
         run, x, j = self.fresh("run"), self.fresh("x"), self.fresh("j")
         first = self.fresh("first")
         step: list[Stm] = [imp.Decl(vt.name, x)]
-        step += [imp.Assign(vt.field(x, k), self.mem.load(b, imp.Var(j)))  # type: ignore[union-attr]
+        step += [imp.Assign(vt.field(x, k), self.shared.load(b, imp.Var(j)))
                  for k, b in enumerate(bufs)]
         step.append(imp.If(imp.Var(first), (imp.Assign(run, imp.Var(x)),
                                              imp.Assign(first, Lit("false"))),
                            (imp.Assign(run, Call(f, (imp.Var(run), imp.Var(x)))),)))
         if post is None or post.keep:
-            step += [self.mem.store(b, imp.Var(j), Lit(vt.field(run, k)))  # type: ignore[union-attr]
+            step += [self.shared.store(b, imp.Var(j), Lit(vt.field(run, k)))
                      for k, b in enumerate(bufs)]
-        # The map's results may take the place of arrays the other threads'
-        # folds read (the shared layout sees the map after the scan): a block
-        # of one warp has had no barrier since.
-        # A thread whose fold failed has no values to give the map: it skips
-        # its run (the barrier after the scan then stops the block).
         sync: list[Stm] = []
         if post is not None:
-            step += self._post_point(post, imp.Var(j), vt, run)
+            step += self._map_point(post.pat, post.op, imp.Var(j), post.body,
+                                    [(p, Lit(vt.field(run, k))) for p, k in post.reads])
+            # The map's results may take the place of arrays the other
+            # threads' folds read (the shared layout sees the map after the
+            # scan): a block of one warp has had no barrier since.
             sync.append(imp.Sync(f"futgen_group_sync<{GROUPS}>"))
+            # A thread whose fold failed has no values to give the map: it
+            # skips its run (the barrier after the scan then stops the block).
             hi = imp.Cond(imp.Var(FAILED), lo, hi)
         return [*sync, imp.Decl(vt.name, run, imp.Var(prefix)),
                 imp.Decl("bool", first, imp.Un("!", imp.Var(has_prefix))),
                 imp.For(ctype, j, lo, hi, tuple(step))]
 
-    def _post_point(self, post: PostMap, j: imp.Expr, vt: ValueType, run: str) -> list[Stm]:
-        """`post`'s map at point `j`, its reads of the scan the components of `run`."""
-        dims = self._space(post.op)
-        bufs = [self.mem.new(p.name, p.type) for p in post.pat]  # type: ignore[union-attr,arg-type]
-        res = [self.fresh("res") for _ in post.pat]
-        stms: list[Stm] = [imp.Decl(CTYPES[b.prim], r) for b, r in zip(bufs, res)]
-        stms += self._point(post.op, j, dims, res, post.body,
-                            [(p, Lit(vt.field(run, k))) for p, k in post.reads])
-        stms += [self.mem.store(b, j, imp.Var(r)) for b, r in zip(bufs, res)]  # type: ignore[union-attr]
-        return stms
 
 
 __all__ = ["compile_intra"]

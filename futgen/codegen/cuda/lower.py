@@ -307,7 +307,7 @@ class KernelLowering:
             src = self._mem().arrays[value.name]
             row = product([self.subexp(d) for d in buf.shape[len(sl):]])
             return stms + self._copy(buf, src, Bin("*", flat, row))
-        return [*stms, imp.Store(buf.ptr, self._mem().at(buf, flat), self.subexp(value))]
+        return [*stms, self._mem().store(buf, flat, self.subexp(value))]
 
     def _private_index(self, buf: Buffer, sl: tuple[ir.DimIndex, ...],
                        loc: object | None) -> tuple[list[Stm], Expr]:
@@ -431,7 +431,7 @@ class KernelLowering:
         if self.mem is not None and arr in self.mem.arrays:
             buf = self.mem.arrays[arr]
             stms, flat = self._private_index(buf, sl, loc)
-            return stms, imp.Load(buf.ptr, self.mem.at(buf, flat))
+            return stms, self.mem.load(buf, flat)
         cname, _, dims = self.array(arr)
         stms, flat = self._checked_flat(cname, sl, dims, dims, loc, self.dims_of(arr))
         return stms, imp.Load(cname, flat)

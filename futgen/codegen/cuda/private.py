@@ -74,21 +74,27 @@ class PrivateMemory:
         """The position of element `flat` of this thread's array in `buf`."""
         return Bin("+", Bin("*", flat, self.lanes), self.lane)
 
+    def load(self, buf: Buffer, flat: Expr) -> Expr:
+        """Element `flat` of the array in `buf`."""
+        return imp.Load(buf.ptr, self.at(buf, flat))
+
+    def store(self, buf: Buffer, flat: Expr, value: Expr) -> Stm:
+        """`value` into element `flat` of the array in `buf`."""
+        return imp.Store(buf.ptr, self.at(buf, flat), value)
+
     def copy(self, dst: Buffer, src: Buffer, size: Expr, fresh: Callable[[str], str],
              offset: Expr = ZERO) -> list[Stm]:
         """`dst[offset + j] = src[j]` for the `size` elements of `src`."""
         if dst.ptr == src.ptr and offset == ZERO:
             return []
         j = fresh("j")
-        value = imp.Load(src.ptr, self.at(src, imp.Var(j)))
-        store = imp.Store(dst.ptr, self.at(dst, Bin("+", offset, imp.Var(j))), value)
+        store = self.store(dst, Bin("+", offset, imp.Var(j)), self.load(src, imp.Var(j)))
         return [imp.For("int64_t", j, ZERO, size, (store,))]
 
     def fill(self, dst: Buffer, size: Expr, value: Expr,
              fresh: Callable[[str], str]) -> list[Stm]:
         j = fresh("j")
-        store = imp.Store(dst.ptr, self.at(dst, imp.Var(j)), value)
-        return [imp.For("int64_t", j, ZERO, size, (store,))]
+        return [imp.For("int64_t", j, ZERO, size, (self.store(dst, imp.Var(j), value),))]
 
 
 def product(xs: Sequence[Expr]) -> Expr:

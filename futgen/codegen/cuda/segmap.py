@@ -215,9 +215,8 @@ def _allocator(sc: SegCompile, low: KernelLowering, threads: str) -> Alloc:
 
 def _store_row(low: KernelLowering, out: str, flat: imp.Expr, buf: Buffer) -> list[Stm]:
     """Copies a thread's private array into row `flat` of output `out`."""
-    mem = low.mem
     size = product([low.subexp(d) for d in buf.shape])
     j = low.fresh("j")
-    value = imp.Load(buf.ptr, mem.at(buf, imp.Var(j)))
+    value = low.mem.load(buf, imp.Var(j))  # type: ignore[union-attr]
     store = imp.Store(out, Bin("+", Bin("*", flat, size), imp.Var(j)), value)
     return [imp.For("int64_t", j, imp.Lit("(int64_t)0"), size, (store,))]
