@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from futgen.codegen import numpy_kernels as nk
@@ -51,9 +51,10 @@ from futgen.flatten.names import NameSource
 from futgen.gpu import ir as gpu
 from futgen.opt.effects import consumed_on_host
 
-# compile_segop(stm, types, fresh, sizes=...) -> KernelPlan (futgen.codegen.cuda),
-# `fresh` being the program's name source and `sizes` the host variables that
-# hold arrays' sizes at the statement ((array, dim) -> variable).
+# compile_segop(stm, types, fresh, sizes=..., defs=...) -> KernelPlan
+# (futgen.codegen.cuda), `fresh` being the program's name source, `sizes` the
+# host variables that hold arrays' sizes at the statement ((array, dim) ->
+# variable) and `defs` the host scalars' definitions.
 PlanSegOp = Callable[..., KernelPlan]
 
 
@@ -103,6 +104,10 @@ class HostCompiler:
         self.calls: dict[str, set[str]] = {}
         # (array, dim) -> the host variable bound to that size so far in scope.
         self.known_sizes: dict[tuple[ir.VName, int], ir.VName] = {}
+        # Host scalars -> the expressions that define them (names are unique,
+        # so this needs no scopes): kernels learn from them which sizes are
+        # one value (`KernelLowering.defs`).
+        self.scalar_defs: dict[ir.VName, ir.Exp] = {}
         # Arrays a loop being compiled reads elements of -> the variable
         # holding their host mirror (`loop`).
         self.mirrors: dict[ir.VName, str] = {}
@@ -140,15 +145,48 @@ class HostCompiler:
 
     # ------------------------------------------------------------ statements
 
-    def inline_body(self, em: Emitter, body: ir.Body) -> list[str]:
+    def _rearranged_sizes(self, v: ir.VName, arr: ir.VName, perm: tuple[int, ...]) -> None:
+        """Dimension k of `v = rearrange perm arr` is dimension perm[k] of
+        `arr`: where that has a name, kernels reading `v` know its size."""
+        src = self.types[arr]
+        assert isinstance(src, ir.ArrayT)
+        for k, d in enumerate(perm):
+            size = src.shape[d]
+            name = size.name if isinstance(size, ir.Var) else self.known_sizes.get((arr, d))
+            if name is not None:
+                self.known_sizes.setdefault((v, k), name)
+
+    def inline_body(self, em: Emitter, body: ir.Body,
+                    result_sizes: list[list[ir.VName | None]] | None = None) -> list[str]:
         """Emit `body`'s statements into `em`; the Python result expressions.
-        Sizes it binds are known inside it only (a branch may not run)."""
+        Sizes it binds are known inside it only (a branch may not run); the
+        names of its array results' sizes go to `result_sizes`, if given."""
         outer = dict(self.known_sizes)
         for stm in body.stms:
             self.stm(em, stm)
         results = [subexp(r) for r in body.result]
+        if result_sizes is not None:
+            result_sizes += [self._size_names(r.name) if isinstance(r, ir.Var) else []
+                             for r in body.result]
         self.known_sizes = outer
         return results
+
+    def _size_names(self, arr: ir.VName) -> list[ir.VName | None]:
+        """The host variables holding the sizes of `arr` (None where none does)."""
+        t = self.types.get(arr)
+        if not isinstance(t, ir.ArrayT):
+            return []
+        return [d.name if isinstance(d, ir.Var) else
+                None if isinstance(d, ir.Constant) else self.known_sizes.get((arr, k))
+                for k, d in enumerate(t.shape)]
+
+    def _learn_sizes(self, pat: Sequence[ir.Param],
+                     sizes: Sequence[Sequence[ir.VName | None]]) -> None:
+        """Records the sizes `pat`'s types leave open that `sizes` name."""
+        for p, names in zip(pat, sizes):
+            for k, n in enumerate(names):
+                if n is not None:
+                    self.known_sizes.setdefault((p.name, k), n)
 
     def stm(self, em: Emitter, stm: ir.Stm) -> None:
         e = stm.exp
@@ -159,6 +197,8 @@ class HostCompiler:
                 # (`flatten.versions`): its branches are still the guard's.
                 self.guards[stm.pat[0].name] = self.guards[g]
         text = scalar_exp(e) if isinstance(stm.pat[0].type, ir.Prim) else None
+        if isinstance(e, ir.SubExpOp | ir.BinOp) and stm.pat[0].type == ir.Prim("i64"):
+            self.scalar_defs[stm.pat[0].name] = e
         if text is None and isinstance(e, ir.SubExpOp):
             text = subexp(e.se)
         if text is not None:
@@ -196,6 +236,9 @@ class HostCompiler:
                 em.line(f"{names[0]} = self._tuning.guard({name!r}, {subexp(par)})")
             case gpu.BlockFits(size):
                 em.line(f"{names[0]} = b.block_fits(int({subexp(size)}))")
+            case ir.Rearrange(arr, perm):
+                self._rearranged_sizes(stm.pat[0].name, arr, perm)
+                em.line(f"{names[0]} = {self.array_op(stm, e)}")
             case _:
                 em.line(f"{names[0]} = {self.array_op(stm, e)}")
 
@@ -214,6 +257,9 @@ class HostCompiler:
             case ir.Update(arr, sl, value, loc):
                 return f"b.update({pyname(arr)}, {_slice(sl)}, {subexp(value)}, {loc_text(loc)})"
             case ir.ArraySize(arr, dim):
+                known = self._size_names(arr)[dim]
+                if known is not None:  # a second name for a size: kernels see they are one
+                    self.scalar_defs[stm.pat[0].name] = ir.SubExpOp(ir.Var(known))
                 self.known_sizes.setdefault((arr, dim), stm.pat[0].name)
                 return f"np.int64({pyname(arr)}.shape[{dim}])"
             case ir.Assert():
@@ -250,18 +296,22 @@ class HostCompiler:
         if guard is not None:  # profiling times the version the guard chose
             token = f"{subexp(e.cond)}_t"
             em.line(f"{token} = self._tuning.enter(b)")
+        branch_sizes: dict[bool, list[list[ir.VName | None]]] = {True: [], False: []}
         for cond, body, taken in ((f"if {subexp(e.cond)}:", e.then_, True),
                                   ("else:", e.else_, False)):
             if guard is not None:
                 self.branches.append((guard, taken))
             with em.block(cond):
-                results = self.inline_body(em, body)
+                results = self.inline_body(em, body, branch_sizes[taken])
                 if names:
                     em.line(f"{', '.join(names)}, = {tuple_text(results)}")
             if guard is not None:
                 self.branches.pop()
         if guard is not None:
             em.line(f"self._tuning.leave(b, {token}, {guard!r})")
+        # A size both branches name was bound before the `if`: it holds after.
+        self._learn_sizes(stm.pat, [[a if a == b else None for a, b in zip(t, f)]
+                                    for t, f in zip(branch_sizes[True], branch_sizes[False])])
 
     def path(self) -> tuple[str, ...]:
         """The guards around the code being compiled, as a tuning parameter's
@@ -340,6 +390,11 @@ class HostCompiler:
     def segop(self, em: Emitter, stm: ir.Stm) -> None:
         """A SegOp: its kernel plan on CUDA, vectorised NumPy on the CPU backend."""
         names = [pyname(p.name) for p in stm.pat]
+        if isinstance(stm.exp, gpu.SegMap):  # a result's shape: the space's, then its row's
+            self._learn_sizes(stm.pat, [
+                [d.name if isinstance(d, ir.Var) else None
+                 for d in (*stm.exp.space.dims, *getattr(t, "shape", ()))]
+                for t in stm.exp.ret])
         plan = self._plan(stm)
         if plan is None:
             self._numpy_math()
@@ -406,7 +461,7 @@ class HostCompiler:
         if self.plan_segop is None:
             return None
         plan = self.plan_segop(stm, self.types, self.name_source.fresh,
-                               sizes=self.known_sizes)
+                               sizes=self.known_sizes, defs=self.scalar_defs)
         self.plans.append(plan)
         return plan
 

@@ -10,6 +10,7 @@ import itertools
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -533,6 +534,97 @@ def test_indices_one_below_a_positive_index_are_unchecked() -> None:
                 ir.Stm((p(r, "f32"),), ir.If(var(c), *branches, (ir.Prim("f32"),))))
         plan = compile_segop(_gather_body(stms, gtid), TYPES, Names())
         assert bool(plan.errors) == checked, (cond, checked)
+
+
+def test_indices_in_bounds_by_the_host_definitions_of_sizes() -> None:
+    """The host's definitions of its scalars (`defs`) settle more checks: a
+    thread index below `k = n` indexes `xs: [n]`; `xs[i + 1]` under
+    `if i < last` and `xs[last - i]`, `last` being `n - 1`; and a view's
+    index check (`0 <= i && i < n`, an Assert) of a thread index.  Without
+    the definitions, or with `<=` for `<`, each is checked."""
+    gtid, k, last = var(v("gtid", 40)), v("k", 60), v("last", 61)
+    defs = {k: ir.SubExpOp(var(N)), last: ir.BinOp("-", "i64", var(N), ir.Constant(1, "i64"))}
+    types = {**TYPES, k: ir.Prim("i64"), last: ir.Prim("i64")}
+
+    def errors(stms, index, dim=var(N), with_defs=True):
+        stm = _gather_body(stms, index)
+        op = replace(stm.exp, space=SegSpace((v("gtid", 40),), (dim,)))
+        return compile_segop(replace(stm, exp=op), types, Names(),
+                             defs=defs if with_defs else None).errors
+
+    assert errors((), gtid, var(k)) == () and errors((), gtid, var(k), with_defs=False)
+    t, c, y, r = v("t", 62), v("c", 63), v("y", 64), v("r", 65)
+    inner = ir.Body((let(t, "i64", ir.BinOp("+", "i64", gtid, ir.Constant(1, "i64"))),
+                     let(y, "f32", ir.Index(XS, (ir.DimFix(var(t)),), LOC))), (var(y),))
+    zero = ir.Body((), (ir.Constant(0.0, "f32"),))
+    for op, checked in (("<", False), ("<=", True)):
+        stms = (let(c, "bool", ir.CmpOp(op, "i64", gtid, var(last))),
+                ir.Stm((p(r, "f32"),), ir.If(var(c), inner, zero, (ir.Prim("f32"),))))
+        assert bool(errors(stms, gtid)) == checked, op
+    neg, rev = v("neg", 66), v("rev", 67)
+    reverse = (let(neg, "i64", ir.BinOp("*", "i64", gtid, ir.Constant(-1, "i64"))),
+               let(rev, "i64", ir.BinOp("+", "i64", var(last), var(neg))))
+    assert errors(reverse, var(rev)) == () and errors(reverse, var(rev), with_defs=False)
+    a, b, d, ok, chk = (v(n, 70 + j) for j, n in enumerate(("a", "b", "d", "ok", "chk")))
+    view_check = (let(a, "bool", ir.CmpOp("<=", "i64", ir.Constant(0, "i64"), gtid)),
+                  let(b, "bool", ir.BinOp("&", "bool", ir.Constant(True, "bool"), var(a))),
+                  let(d, "bool", ir.CmpOp("<", "i64", gtid, var(k))),
+                  let(ok, "bool", ir.BinOp("&", "bool", var(b), var(d))),
+                  let(chk, "bool", ir.Assert(var(ok), "Index [{0}] out of bounds.", LOC, (gtid,))))
+    assert errors(view_check, gtid) == ()
+    (error,) = errors(view_check, gtid, with_defs=False)
+    assert error.message == "Index [{0}] out of bounds."
+
+
+# Sizes that types leave open (`?`) but the host code names: a transposition's
+# are its source's, an `if`'s are those both branches name, a SegMap's its
+# space's; `size y 1` is then a second name for one of those.
+SIZES_OPEN = """\
+fun f(n_1: i64, m_2: i64, xss_3: [n_1][m_2]f32, c_4: bool) : ([?][?]f32) =
+{
+  let (t_5: [?][?]f32) = rearrange (1, 0) xss_3
+  let (y_6: [m_2][?]f32) =
+    if c_4 : ([m_2][?]f32)
+    then
+    {
+      let (z_7: [m_2][?]f32) =
+        segmap grid (gtid_8 < m_2, gtid_9 < n_1)
+        : (f32)
+        {
+          let (a_10: f32) = t_5[gtid_8, gtid_9]
+          in (a_10)
+        }
+      in (z_7)
+    }
+    else
+    {
+      in (t_5)
+    }
+  let (k_11: i64) = size y_6 1
+  let (w_12: [m_2][k_11]f32) =
+    segmap grid (gtid_13 < m_2, gtid_14 < k_11)
+    : (f32)
+    {
+      let (b_15: f32) = y_6[gtid_13, gtid_14]
+      let (d_16: f32) = xss_3[gtid_14, gtid_13]
+      let (e_17: f32) = +.f32 b_15 d_16
+      in (e_17)
+    }
+  in (w_12)
+}
+"""
+
+
+def test_the_host_names_sizes_that_types_leave_open() -> None:
+    """Kernels read `t = transpose xss` and the `if`'s result by thread
+    indices bounded by the sizes the host knows them by, unchecked, and
+    take no dimensions of them as parameters."""
+    from futgen.codegen.host import compile_host
+    from futgen.gpu.read import read_program
+
+    plans = compile_host(read_program(SIZES_OPEN), compile_segop).plans
+    assert [p.errors for p in plans] == [(), ()]
+    assert not any("_dim" in a.value for p in plans for la in p.launches for a in la.args)
 
 
 INTRA = Path(__file__).parents[1] / "programs/versions/intra.fut"

@@ -135,7 +135,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path):
 
 
 def test_unsupported_constructs_fail_at_build_time(tmp_path, monkeypatch):
-    def refuse(stm, types, fresh, sizes=None):
+    def refuse(stm, types, fresh, sizes=None, defs=None):
         raise UnsupportedFeature("SegScan of arrays", None)
 
     from futgen.codegen import package

@@ -43,7 +43,8 @@ def _codes_from(fresh: Callable[[str], ir.VName]) -> Iterator[int]:
 def compile_segop(stm: ir.Stm, types: dict[ir.VName, ir.Type],
                   fresh: Callable[[str], ir.VName],
                   codes: Iterator[int] | None = None, *,
-                  sizes: Mapping[tuple[ir.VName, int], ir.VName] | None = None) -> KernelPlan:
+                  sizes: Mapping[tuple[ir.VName, int], ir.VName] | None = None,
+                  defs: Mapping[ir.VName, ir.Exp] | None = None) -> KernelPlan:
     """Compiles one host statement whose expression is a SegOp.
 
     Args:
@@ -57,12 +58,16 @@ def compile_segop(stm: ir.Stm, types: dict[ir.VName, ir.Type],
             `(array, dim) -> variable`: kernels take those rather than the
             arrays' own dimensions, so a thread index bounded by one needs
             no bounds check where it indexes the array.
+        defs: the definitions of host scalars in scope (copies and
+            arithmetic), which tell where two sizes are one value, so that
+            more indices are known in bounds.
 
     Returns:
         The KernelPlan (see `futgen/codegen/plan.py`).
     """
     errors = ErrorTable(codes if codes is not None else _codes_from(fresh))
-    sc = SegCompile(stm, types, lambda base: c_name(fresh(base)), errors, dict(sizes or {}))
+    sc = SegCompile(stm, types, lambda base: c_name(fresh(base)), errors, dict(sizes or {}),
+                    dict(defs or {}))
     match stm.exp:
         case SegMap(level=level) if level == BLOCKS:
             return compile_intra(sc, stm.exp)

@@ -55,6 +55,7 @@ class SegCompile:
     fresh: Callable[[str], str]
     errors: ErrorTable
     sizes: dict[tuple[ir.VName, int], ir.VName] = field(default_factory=dict)
+    defs: dict[ir.VName, ir.Exp] = field(default_factory=dict)
     temps: list[Temp] = field(default_factory=list)
     outputs: list[Temp] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
@@ -68,7 +69,7 @@ class SegCompile:
         """A lowering for one of this SegOp's kernels.  Every strategy runs
         the body only at points of the space, so each thread index is known
         to lie below its dimension (`KernelLowering.ranges`)."""
-        low = KernelLowering(self.types, self.errors, self.fresh, self.sizes)
+        low = KernelLowering(self.types, self.errors, self.fresh, self.sizes, self.defs)
         space = self.stm.exp.space  # type: ignore[attr-defined]
         low.ranges.update(zip(space.gtids, space.dims))
         return low

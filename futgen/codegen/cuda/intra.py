@@ -353,7 +353,7 @@ class BlockLowering(KernelLowering):
     """Lowers block code: kernel code plus `BLOCK` SegOps."""
 
     def __init__(self, sc: SegCompile):
-        super().__init__(sc.types, sc.errors, sc.fresh, sc.sizes)
+        super().__init__(sc.types, sc.errors, sc.fresh, sc.sizes, sc.defs)
         self.sc = sc
         space = sc.stm.exp.space  # type: ignore[attr-defined]
         self.ranges.update(zip(space.gtids, space.dims))

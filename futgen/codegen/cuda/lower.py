@@ -63,12 +63,17 @@ class KernelLowering:
 
     def __init__(self, types: dict[ir.VName, ir.Type], errors: ErrorTable,
                  fresh: Callable[[str], str],
-                 sizes: Mapping[tuple[ir.VName, int], ir.VName] | None = None):
+                 sizes: Mapping[tuple[ir.VName, int], ir.VName] | None = None,
+                 defs: Mapping[ir.VName, ir.Exp] | None = None):
         self.types = types
         self.errors = errors
         self.fresh = fresh
         # (array, dim) -> a host variable holding that size (see compile_segop).
         self.sizes = sizes or {}
+        # Host scalars -> the expressions that define them (see compile_segop):
+        # `n = m` makes a bound `n` and a size `m` one, `k = n - 1` makes
+        # `i < k` say `i + 1 < n`.
+        self.defs = defs or {}
         # Variables known to lie in [0, bound): thread indices, loop counters.
         # An index so bounded by the very size of the dimension it indexes
         # needs no bounds check.
@@ -77,6 +82,12 @@ class KernelLowering:
         # index in [0, n) where `0 < i` holds.  One less, they are in [0, n):
         # `a[i - 1]` under `if 0 < i`, `a[n - i - 1]` need no bounds check.
         self.ranges_from_one: dict[ir.VName, ir.SubExp] = {}
+        # Variables known to lie in [0, bound - 1), as under `if i < n - 1`:
+        # one more, they are in [0, bound): `a[i + 1]` needs no bounds check.
+        self.ranges_below_last: dict[ir.VName, ir.SubExp] = {}
+        # `-i` for `i` in [0, bound): `n - 1 - i` is in [0, n) again.
+        self.ranges_negated: dict[ir.VName, ir.SubExp] = {}
+        self.true: set[ir.VName] = set()  # booleans known true (`_holds`)
         self.comparisons: dict[ir.VName, ir.CmpOp] = {}  # the conditions `_if` may use
         # Set while lowering reads whose indices a check elsewhere covered
         # (`indices_checked`).
@@ -236,10 +247,41 @@ class KernelLowering:
                     self.ranges_from_one[v] = self.ranges_from_one[x]
             case ir.BinOp("-", _, ir.Var(x), ir.Constant(1)) if x in self.ranges_from_one:
                 self.ranges[v] = self.ranges_from_one[x]
-            case ir.BinOp("-", _, n, ir.Var(i)) if self.ranges.get(i) == n:
+            case ir.BinOp("+", _, ir.Var(x), ir.Constant(1)) if x in self.ranges_below_last:
+                self.ranges[v] = self.ranges_below_last[x]
+            case ir.BinOp("-", _, n, ir.Var(i)) if self.same_size(self.ranges.get(i), n):
                 self.ranges_from_one[v] = n
+            case ir.BinOp("*", _, ir.Var(i), ir.Constant(-1)) if i in self.ranges:
+                self.ranges_negated[v] = self.ranges[i]
+            case (ir.BinOp("+", _, k, ir.Var(x)) | ir.BinOp("+", _, ir.Var(x), k)) if (
+                    x in self.ranges_negated and self._last_index(k, self.ranges_negated[x])):
+                self.ranges[v] = self.ranges_negated[x]  # `n - 1 - i`: a reversed index
             case ir.CmpOp():
                 self.comparisons[v] = e
+        if self._holds(e):
+            self.true.add(v)
+
+    def _holds(self, e: ir.Exp) -> bool:
+        """Whether the boolean `e` is known true: a bounds test of an index
+        known in bounds, or a conjunction of such (a view's index check)."""
+        match e:
+            case ir.CmpOp("<=", _, ir.Constant(0), ir.Var(i)):
+                return i in self.ranges
+            case ir.CmpOp("<", _, ir.Var(i), n):
+                return self.same_size(self.ranges.get(i), n)
+            case ir.BinOp("&", "bool", x, y):
+                return self._true(x) and self._true(y)
+        return False
+
+    def _true(self, se: ir.SubExp) -> bool:
+        return se == ir.Constant(True, "bool") or (isinstance(se, ir.Var) and se.name in self.true)
+
+    def _last_index(self, k: ir.SubExp, n: ir.SubExp) -> bool:
+        """Whether `k` is `n - 1`."""
+        match self._defined(k):
+            case ir.BinOp("-", _, m, ir.Constant(1)):
+                return self.same_size(m, n)
+        return False
 
     def _scalar(self, p: ir.Param, e: ir.Exp) -> list[Stm]:
         checks, value = self.exp(e)
@@ -257,11 +299,14 @@ class KernelLowering:
                 else self._mem().new(p.name, p.type) for p in pat]  # type: ignore[arg-type]
         self.local.update(p.name for p in pat)
         positive = self._positive_index(cond)
-        saved = dict(self.ranges_from_one)
+        below_last = self._index_below_last(cond)
+        saved = dict(self.ranges_from_one), dict(self.ranges_below_last)
         if positive is not None:  # in the branch taken where it holds, it lies in [1, n)
             self.ranges_from_one[positive] = self.ranges[positive]
+        if below_last is not None:  # there it lies in [0, n - 1)
+            self.ranges_below_last[below_last] = self.ranges[below_last]
         then_stms = tuple(self.body(then_, outs))
-        self.ranges_from_one = saved
+        self.ranges_from_one, self.ranges_below_last = saved
         return [*decls, imp.If(c, then_stms, tuple(self.body(else_, outs)))]
 
     def _positive_index(self, cond: ir.SubExp) -> ir.VName | None:
@@ -275,6 +320,37 @@ class KernelLowering:
                   | ir.CmpOp(">=", _, ir.Var(i), ir.Constant(1))):
                 return i if i in self.ranges else None
         return None
+
+    def _index_below_last(self, cond: ir.SubExp) -> ir.VName | None:
+        """The index `i` in `ranges` (below `n`) that `cond` says is below
+        `n - 1` (`i < k` or `k > i`, `k` being `n - 1`), if it says so."""
+        if not isinstance(cond, ir.Var):
+            return None
+        match self.comparisons.get(cond.name):
+            case ir.CmpOp("<", _, ir.Var(i), k) | ir.CmpOp(">", _, k, ir.Var(i)):
+                n = self.ranges.get(i)
+                if n is not None and self._last_index(k, n):
+                    return i
+        return None
+
+    def _defined(self, se: ir.SubExp) -> ir.Exp | None:
+        """The host definition of `se`, past copies."""
+        e = self.defs.get(se.name) if isinstance(se, ir.Var) else None
+        while isinstance(e, ir.SubExpOp) and isinstance(e.se, ir.Var) and e.se.name in self.defs:
+            e = self.defs[e.se.name]
+        return e
+
+    def same_size(self, a: ir.SubExp | None, b: ir.SubExp | None) -> bool:
+        """Whether sizes `a` and `b` are one value: the same, or host copies of one."""
+        return a is not None and b is not None and self._root(a) == self._root(b)
+
+    def _root(self, se: ir.SubExp) -> ir.SubExp:
+        while isinstance(se, ir.Var):
+            e = self.defs.get(se.name)
+            if not isinstance(e, ir.SubExpOp):
+                break
+            se = e.se
+        return se
 
     # ---------------------------------------------------------- private arrays
 
@@ -397,6 +473,8 @@ class KernelLowering:
             case ir.ArraySize(arr, dim):
                 _, _, dims = self.array(arr)
                 return [], dims[dim]
+            case ir.Assert(cond) if self._true(cond):  # an index check `_holds` settles
+                return [], Lit("true")
             case ir.Assert(cond, msg, loc, args):
                 c = self.subexp(cond)
                 values = [Cast("int64_t", self.subexp(a)) for a in args]
@@ -442,7 +520,7 @@ class KernelLowering:
         size = sizes[k] if k < len(sizes) else None
         if isinstance(i, ir.Constant):  # a constant index into a dimension of constant size
             return isinstance(size, ir.Constant) and 0 <= int(i.value) < int(size.value)
-        return _bounded_by(self.ranges.get(i.name), size)
+        return self.same_size(self.ranges.get(i.name), size)
 
     def _checked_flat(self, cname: str, sl: tuple[ir.DimIndex, ...], dims: list[Expr],
                       shape: list[Expr], loc: object | None,
@@ -478,10 +556,6 @@ class KernelLowering:
         for i, d in zip(names[1:], dims[1:]):
             flat = Bin("+", Bin("*", flat, d), i)
         return stms, flat
-
-
-def _bounded_by(bound: ir.SubExp | None, size: ir.SubExp | None) -> bool:
-    return bound is not None and size is not None and bound == size
 
 
 def _assign_scalars(params: Sequence[str | Buffer], news: Sequence[str | Buffer]) -> list[Stm]:
