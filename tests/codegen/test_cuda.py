@@ -546,9 +546,9 @@ def test_indices_in_bounds_by_the_host_definitions_of_sizes() -> None:
     defs = {k: ir.SubExpOp(var(N)), last: ir.BinOp("-", "i64", var(N), ir.Constant(1, "i64"))}
     types = {**TYPES, k: ir.Prim("i64"), last: ir.Prim("i64")}
 
-    def errors(stms, index, dim=var(N), with_defs=True):
+    def errors(stms, index, dim=None, with_defs=True):
         stm = _gather_body(stms, index)
-        op = replace(stm.exp, space=SegSpace((v("gtid", 40),), (dim,)))
+        op = replace(stm.exp, space=SegSpace((v("gtid", 40),), (dim or var(N),)))
         return compile_segop(replace(stm, exp=op), types, Names(),
                              defs=defs if with_defs else None).errors
 
