@@ -148,13 +148,8 @@ class HostCompiler:
     def _rearranged_sizes(self, v: ir.VName, arr: ir.VName, perm: tuple[int, ...]) -> None:
         """Dimension k of `v = rearrange perm arr` is dimension perm[k] of
         `arr`: where that has a name, kernels reading `v` know its size."""
-        src = self.types[arr]
-        assert isinstance(src, ir.ArrayT)
-        for k, d in enumerate(perm):
-            size = src.shape[d]
-            name = size.name if isinstance(size, ir.Var) else self.known_sizes.get((arr, d))
-            if name is not None:
-                self.known_sizes.setdefault((v, k), name)
+        names = self._size_names(arr)
+        self._learn_sizes(v, [names[d] for d in perm])
 
     def inline_body(self, em: Emitter, body: ir.Body,
                     result_sizes: list[list[ir.VName | None]] | None = None) -> list[str]:
@@ -180,13 +175,12 @@ class HostCompiler:
                 None if isinstance(d, ir.Constant) else self.known_sizes.get((arr, k))
                 for k, d in enumerate(t.shape)]
 
-    def _learn_sizes(self, pat: Sequence[ir.Param],
-                     sizes: Sequence[Sequence[ir.VName | None]]) -> None:
-        """Records the sizes `pat`'s types leave open that `sizes` name."""
-        for p, names in zip(pat, sizes):
-            for k, n in enumerate(names):
-                if n is not None:
-                    self.known_sizes.setdefault((p.name, k), n)
+    def _learn_sizes(self, arr: ir.VName, names: Sequence[ir.VName | None]) -> None:
+        """Records that the host variables `names` hold the sizes of `arr`
+        (for the dimensions its type leaves open)."""
+        for k, n in enumerate(names):
+            if n is not None:
+                self.known_sizes.setdefault((arr, k), n)
 
     def stm(self, em: Emitter, stm: ir.Stm) -> None:
         e = stm.exp
@@ -310,8 +304,9 @@ class HostCompiler:
         if guard is not None:
             em.line(f"self._tuning.leave(b, {token}, {guard!r})")
         # A size both branches name was bound before the `if`: it holds after.
-        self._learn_sizes(stm.pat, [[a if a == b else None for a, b in zip(t, f)]
-                                    for t, f in zip(branch_sizes[True], branch_sizes[False])])
+        for p, then_sizes, else_sizes in zip(stm.pat, branch_sizes[True], branch_sizes[False]):
+            self._learn_sizes(p.name, [a if a == b else None
+                                       for a, b in zip(then_sizes, else_sizes)])
 
     def path(self) -> tuple[str, ...]:
         """The guards around the code being compiled, as a tuning parameter's
@@ -391,10 +386,9 @@ class HostCompiler:
         """A SegOp: its kernel plan on CUDA, vectorised NumPy on the CPU backend."""
         names = [pyname(p.name) for p in stm.pat]
         if isinstance(stm.exp, gpu.SegMap):  # a result's shape: the space's, then its row's
-            self._learn_sizes(stm.pat, [
-                [d.name if isinstance(d, ir.Var) else None
-                 for d in (*stm.exp.space.dims, *getattr(t, "shape", ()))]
-                for t in stm.exp.ret])
+            for p, t in zip(stm.pat, stm.exp.ret):
+                self._learn_sizes(p.name, [d.name if isinstance(d, ir.Var) else None for d in
+                                           (*stm.exp.space.dims, *getattr(t, "shape", ()))])
         plan = self._plan(stm)
         if plan is None:
             self._numpy_math()

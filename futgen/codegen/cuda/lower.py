@@ -335,16 +335,15 @@ class KernelLowering:
 
     def _defined(self, se: ir.SubExp) -> ir.Exp | None:
         """The host definition of `se`, past copies."""
-        e = self.defs.get(se.name) if isinstance(se, ir.Var) else None
-        while isinstance(e, ir.SubExpOp) and isinstance(e.se, ir.Var) and e.se.name in self.defs:
-            e = self.defs[e.se.name]
-        return e
+        root = self._root(se)
+        return self.defs.get(root.name) if isinstance(root, ir.Var) else None
 
     def same_size(self, a: ir.SubExp | None, b: ir.SubExp | None) -> bool:
         """Whether sizes `a` and `b` are one value: the same, or host copies of one."""
         return a is not None and b is not None and self._root(a) == self._root(b)
 
     def _root(self, se: ir.SubExp) -> ir.SubExp:
+        """`se`, or the value it is a host copy of."""
         while isinstance(se, ir.Var):
             e = self.defs.get(se.name)
             if not isinstance(e, ir.SubExpOp):
