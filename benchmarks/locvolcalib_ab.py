@@ -6,7 +6,9 @@ package of `--baseline` (a checkout of another commit, which compiles it
 in a subprocess) and this tree's, each with the tuned values of
 `--tuning`, called in turns (`--rounds` rounds of 5 synchronised calls
 each); the launches of one call are counted and every result is checked
-against the `.out` file.
+against the `.out` file.  `--graphs` replays calls as CUDA graphs,
+`--override NAME=VALUE ...` changes tuned values of both, and `--kernels`
+prints each build's slowest kernels in one call of each dataset.
 
     python3 benchmarks/locvolcalib_ab.py --suite PATH --baseline DIR --tuning FILE
 """
@@ -26,15 +28,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "runtime"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def _instance(lib, tuning: Path, counts: list[int]):
+def _instance(lib, tuning: Path, overrides: dict[str, int], graphs: bool,
+              counts: list[int]):
     """An instance of package `lib` on CUDA whose launches add to counts[0]."""
     from futgen_runtime.tuning import read_tuning_file
 
     cls = next(getattr(lib, n) for n in dir(lib) if n.startswith("Lvc"))
-    inst = cls(backend="cuda", device_results=True,
-               tuning=read_tuning_file(tuning, lib.TUNING_PARAMS, []))
+    values = {**read_tuning_file(tuning, lib.TUNING_PARAMS, []), **overrides}
+    inst = cls(backend="cuda", device_results=True, tuning=values, graphs=graphs)
     b = inst._backend()
     launch = b.launch_sig
 
@@ -53,7 +57,11 @@ def main() -> None:
     ap.add_argument("--tuning", required=True)
     ap.add_argument("--datasets", default="small,medium")
     ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--graphs", action="store_true")
+    ap.add_argument("--override", nargs="+", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--kernels", action="store_true")
     args = ap.parse_args()
+    overrides = {k: int(v) for k, v in (o.split("=") for o in args.override)}
     import pycuda.driver as cuda
 
     from futgen.codegen.package import build_package
@@ -69,10 +77,10 @@ def main() -> None:
                    env={**os.environ, "PYTHONPATH": os.pathsep.join(
                        [str(base), str(base / "runtime"), *sys.path])})
     counts = {"baseline": [0], "this tree": [0]}
-    insts = {"baseline": _instance(import_package(out / "lvcbase"), Path(args.tuning),
-                                   counts["baseline"]),
-             "this tree": _instance(import_package(build_package(prog, out, name="lvchead")),
-                                    Path(args.tuning), counts["this tree"])}
+    libs = {"baseline": import_package(out / "lvcbase"),
+            "this tree": import_package(build_package(prog, out, name="lvchead"))}
+    insts = {k: _instance(lib, Path(args.tuning), overrides, args.graphs, counts[k])
+             for k, lib in libs.items()}
     for ds in args.datasets.split(","):
         inputs = load_file(prog.parent / "LocVolCalib-data" / f"{ds}.in")
         want = load_file(prog.parent / "LocVolCalib-data" / f"{ds}.out")[0]
@@ -92,6 +100,12 @@ def main() -> None:
                     times[k].append((time.perf_counter() - t0) * 1e3)
         print(ds + ": " + ", ".join(f"{k} {np.median(v):.3f} ms (min {np.min(v):.3f})"
                                     for k, v in times.items()), flush=True)
+        if args.kernels:
+            from locvolcalib import _kernel_profile
+
+            for k, inst in insts.items():
+                print(f"{ds} {k}:")
+                _kernel_profile(lambda i=inst, xs=inputs: i.main(*xs), top=10)
 
 
 if __name__ == "__main__":

@@ -128,7 +128,8 @@ class If:
 
 @dataclass(frozen=True, slots=True)
 class For:
-    """`for (ctype name = lo; name < bound; name += step)`."""
+    """`for (ctype name = lo; name < bound; name += step)`; `unroll`, if set,
+    is the factor nvcc may unroll it by (`#pragma unroll`)."""
 
     ctype: str
     name: str
@@ -136,6 +137,7 @@ class For:
     bound: Expr
     body: tuple[Stm, ...]
     step: Expr = Lit("1")
+    unroll: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

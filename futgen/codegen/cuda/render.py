@@ -74,9 +74,11 @@ def stm(s: Stm, depth: int) -> list[str]:
             if else_:
                 lines += [f"{pad}}} else {{", *stms(else_, depth + 1)]
             return [*lines, f"{pad}}}"]
-        case imp.For(ctype, name, lo, bound, body, step):
+        case imp.For(ctype, name, lo, bound, body, step, unroll):
             inc = f"{name}++" if step == imp.Lit("1") else f"{name} += {expr(step)}"
-            return [f"{pad}for ({ctype} {name} = {expr(lo)}; {name} < {expr(bound)}; {inc}) {{",
+            pragma = [] if unroll is None else [f"{pad}#pragma unroll {unroll}"]
+            return [*pragma,
+                    f"{pad}for ({ctype} {name} = {expr(lo)}; {name} < {expr(bound)}; {inc}) {{",
                     *stms(body, depth + 1), f"{pad}}}"]
         case imp.While(cond, body):
             return [f"{pad}while ({expr(cond)}) {{", *stms(body, depth + 1), f"{pad}}}"]

@@ -37,6 +37,7 @@ from futgen.codegen.cuda.common import (
     SegCompile,
     decompose,
     early_exit,
+    grid_stride,
     pointer,
 )
 from futgen.codegen.cuda.imp import Bin, Stm
@@ -196,8 +197,8 @@ def _grid_stride(low: KernelLowering, dims: list[imp.Expr], flat: str,
     return [
         early_exit(barriers=False),
         imp.Decl("int64_t", total, product(dims)),
-        imp.For("int64_t", flat, Bin("+", Bin("*", BID, BDIM), TID), imp.Var(total),
-                tuple(inner), Bin("*", GDIM, BDIM)),
+        grid_stride(flat, Bin("+", Bin("*", BID, BDIM), TID), imp.Var(total), inner,
+                    Bin("*", GDIM, BDIM)),
     ]
 
 

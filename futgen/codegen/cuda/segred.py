@@ -34,6 +34,7 @@ from futgen.codegen.cuda.common import (
     apply_op,
     decompose,
     early_exit,
+    grid_stride,
     op_types,
     pointer,
 )
@@ -242,8 +243,8 @@ def per_segment_kernel(sc: SegCompile, op: SegRed | SegScan, red: list[str], res
         early_exit(barriers=False),
         imp.Comment("One thread per segment, sequential inside (the simple strategy)."),
         imp.Decl("int64_t", total, product(dims[:-1])),
-        imp.For("int64_t", seg, Bin("+", Bin("*", BID, BDIM), TID), imp.Var(total),
-                tuple(per_seg), Bin("*", GDIM, BDIM)),
+        grid_stride(seg, Bin("+", Bin("*", BID, BDIM), TID), imp.Var(total), per_seg,
+                    Bin("*", GDIM, BDIM)),
     ]
     name = "segscan_segments" if scan else "segred_segments"
     sc.kernel(name, low, body, sc.host_product(op.space.dims[:-1]), when=when)
