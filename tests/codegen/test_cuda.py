@@ -669,25 +669,15 @@ def test_maps_reading_a_block_scan_at_their_own_point_run_in_its_second_pass() -
     assert sum(p.source.count("(failed ? lo_") for p in plans) == 4
 
 
-def test_block_scans_divide_for_their_runs_once_per_kernel() -> None:
-    """`scan_maps` scans twice over the kernel's own size: each thread's
-    run length (an integer division by the block size) is one declaration
-    before the loop over points, which both scans use; that loop and every
-    grid-stride loop of intra.fut stay rolled."""
-    plans = _plans(INTRA)
-    intra = [p.source.split("for (int64_t point_", 1) for p in plans["scan_maps"]]
-    intra = [b for b in intra if len(b) == 2]
-    assert intra
-    for before, inside in intra:
-        assert len(re.findall(r"int32_t run_length_\d+ = .* / ", before)) == 1
-        assert " / " not in "".join(line for line in inside.splitlines()
-                                    if re.search(r"\b(lo|hi)_\d+ =", line))
-        assert inside.count("run_length_") >= 4  # lo and hi of both scans
-    sources = [p.source for ps in plans.values() for p in ps]
+def test_grid_stride_loops_stay_rolled() -> None:
+    """Every loop of a kernel over its points (plain, segmented, intra-block)
+    in intra.fut is `#pragma unroll 1`: most threads run it once, and
+    unrolled, nvcc loads later points' values into registers ahead."""
+    sources = [p.source for ps in _plans(INTRA).values() for p in ps]
     loops = [src.splitlines()[i - 1].strip() for src in sources
              for i, line in enumerate(src.splitlines())
-             if re.search(r"for \(int64_t (point|flat)_\d+ = ", line)]
-    assert loops and set(loops) == {"#pragma unroll 1"}
+             if re.search(r"for \(int64_t (point|flat|seg)_\d+ = ", line)]
+    assert len(loops) > 4 and set(loops) == {"#pragma unroll 1"}
 
 
 def test_a_scan_whose_operator_reads_a_block_array_keeps_its_map_apart() -> None:

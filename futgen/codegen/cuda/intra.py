@@ -190,7 +190,6 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
     first = Bin("+", Bin("*", BID, groups), Cast("int64_t", Lit("threadIdx.y")))
     body = [imp.Shared("unsigned char", SHARED, 0), *scratch,
             early_exit(barriers=True), imp.Decl("bool", FAILED, Lit("false")), *low.mem.decls,
-            *low.prologue,
             imp.Decl("int64_t", total, product(dims)),
             grid_stride(point, first, imp.Var(total), inner, Bin("*", GDIM, groups))]
     if 32 * low.scratch_bytes > BLOCK_RESERVED_BYTES:
@@ -359,10 +358,6 @@ class BlockLowering(KernelLowering):
         space = sc.stm.exp.space  # type: ignore[attr-defined]
         self.ranges.update(zip(space.gtids, space.dims))
         self.scratch_bytes = 0  # the largest value a collective combines
-        # Declarations at the kernel's start, before its loop over points:
-        # the run lengths of block scans whose sizes are the kernel's.
-        self.prologue: list[Stm] = []
-        self._run_lengths: dict[str, str] = {}
 
     @property
     def shared(self) -> SharedMemory:
@@ -462,7 +457,12 @@ class BlockLowering(KernelLowering):
             stms.append(imp.For(ctype, flat, tid, imp.Var(n), tuple(inner), bdim))
         else:
             lo, hi = self.fresh("lo"), self.fresh("hi")
-            per = self._run_length(op, Cast(ctype, product(dims)), ctype, bdim)
+            # Each thread's run, ceil(n / threads): recomputed per scan.  An
+            # integer division costs some 30 instructions, but computed once
+            # per kernel the value holds a register throughout, and the
+            # solves of LocVolCalib went from 54 to 64 registers a thread and
+            # ran 3-5% slower (H200, 2026-11-26).
+            per = Bin("/", Bin("+", imp.Var(n), Bin("-", bdim, Lit("1"))), bdim)
             stms += [imp.Decl(ctype, lo, imin(imp.Var(n), Bin("*", tid, per))),
                      imp.Decl(ctype, hi, imin(imp.Var(n), Bin("+", imp.Var(lo), per))),
                      imp.For(ctype, flat, imp.Var(lo), imp.Var(hi), tuple(inner))]
@@ -480,21 +480,6 @@ class BlockLowering(KernelLowering):
             stms += [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type),  # type: ignore[union-attr]
                               Lit(vt.field(total, k)), True) for k, p in enumerate(pat[:len(red)])]
         return [*stms, barrier()]
-
-    def _run_length(self, op: SegRed | SegScan, n: imp.Expr, ctype: str,
-                    bdim: imp.Expr) -> imp.Expr:
-        """Each thread's run of an `n`-element scan, `ceil(n / threads)`.  An
-        integer division by the block size costs some 30 instructions, so
-        where `n` is the kernel's own (its sizes are not bound inside) it is
-        computed once, at the kernel's start, for every scan of that size."""
-        per = Bin("/", Bin("+", n, Bin("-", bdim, Lit("1"))), bdim)
-        if any(isinstance(d, ir.Var) and d.name in self.local for d in op.space.dims):
-            return per
-        key = render.expr(per)
-        if key not in self._run_lengths:
-            self._run_lengths[key] = self.fresh("run_length")
-            self.prologue.append(imp.Decl(ctype, self._run_lengths[key], per))
-        return imp.Var(self._run_lengths[key])
 
     def _rescan(self, vt: ValueType, f: str, bufs: list[Buffer], lo: imp.Expr, hi: imp.Expr,
                 prefix: str, has_prefix: str, post: PostMap | None, ctype: str) -> list[Stm]:
