@@ -128,6 +128,42 @@ def inline(body: ir.Body, funs: dict[str, ir.Function], names: NameSource) -> ir
     return ir.Body(tuple(stms), body.result)
 
 
+
+@dataclass(frozen=True)
+class PostMap:
+    """A map run in a scan's loop (`scan_then_map`): its statement's pattern
+    and Screma, and the scan's arrays that only it reads."""
+
+    pat: tuple[ir.Param, ...]
+    op: ir.Screma
+    dead: frozenset[ir.VName]
+
+
+def scan_then_map(first: ir.Stm, then: ir.Stm, later: object) -> PostMap | None:
+    """`then` as a map in `first`'s sequential loop, if `first` scans and
+    `then` only maps scalars over the same rows and reads `first`'s arrays
+    only at its own row (as parameters, never as free variables of its
+    lambda, which would need them whole).  A thread's scan followed by a map
+    of its values (tridiagonal solves) then writes one private array, not
+    one per scanned value.  `later` is what follows (statements and result):
+    the arrays it reads are still made."""
+    scan, post = first.exp, then.exp
+    if not (isinstance(scan, ir.Screma) and scan.scans and isinstance(post, ir.Screma)
+            and not post.scans and not post.reds and post.w == scan.w
+            and all(isinstance(t, ir.Prim) for t in post.map_lam.ret)):
+        return None
+    nscan = sum(len(o.nes) for o in scan.scans)
+    nred = sum(len(o.nes) for o in scan.reds)
+    arrays = {p.name for p in (*first.pat[:nscan], *first.pat[nscan + nred:])}
+    read = set(post.arrs) & arrays
+    made = {p.name for p in first.pat}
+    if not read or (free_vars(post.map_lam) | free_vars(post.w)) & made:
+        return None
+    if any(isinstance(p.type, ir.ArrayT) and len(p.type.shape) != 1
+           for p in first.pat if p.name in read):
+        return None
+    return PostMap(then.pat, post, frozenset(read - free_vars(later)))
+
 class KernelBuilder:
     """Translates statements into the kernel body of one SegOp.
 
@@ -171,7 +207,7 @@ class KernelBuilder:
         are scalars, or private arrays where `ret` says array."""
         out: list[ir.Stm] = []
         body = fuse_body(body)
-        self.stms(body.stms, out)
+        self.stms(body.stms, out, body.result)
         results = []
         for k, r in enumerate(body.result):
             if ret is not None and isinstance(ret[k], ir.ArrayT):
@@ -181,9 +217,21 @@ class KernelBuilder:
             results.append(r)
         return ir.Body(tuple(out), tuple(results))
 
-    def stms(self, stms: tuple[ir.Stm, ...], out: list[ir.Stm]) -> None:
-        for stm in stms:
-            self.stm(stm, out)
+    def stms(self, stms: tuple[ir.Stm, ...], out: list[ir.Stm],
+             result: tuple[ir.SubExp, ...] | None = None) -> None:
+        """Translates `stms`; given the `result` of the body they end, a
+        scan followed by a map of its values is one loop (`scan_then_map`)."""
+        k = 0
+        while k < len(stms):
+            post = None
+            if result is not None and k + 1 < len(stms):
+                post = scan_then_map(stms[k], stms[k + 1], (stms[k + 2:], result))
+            if post is None:
+                self.stm(stms[k], out)
+                k += 1
+            else:
+                self.stms(tuple(self.screma_loop(stms[k].pat, stms[k].exp, post)), out)  # type: ignore[arg-type]
+                k += 2
 
     def require_scalar(self, se: ir.SubExp) -> None:
         """NotKernel unless `se` is a scalar (kernel results are scalars)."""
@@ -497,10 +545,13 @@ class KernelBuilder:
             else:
                 self.hoist(ir.Stm((p,), ir.ArraySize(view.arr, k)))
 
-    def screma_loop(self, pat: tuple[ir.Param, ...], e: ir.Screma) -> list[ir.Stm]:
+    def screma_loop(self, pat: tuple[ir.Param, ...], e: ir.Screma,
+                    post: PostMap | None = None) -> list[ir.Stm]:
         """An inner Screma as a sequential loop over its rows: merge parameters
         are the scans' carries, the reductions' accumulators, and the arrays of
-        scan and map results, each written at the row's index."""
+        scan and map results, each written at the row's index.  With `post`,
+        the map after it runs in the same loop on each row's values, and the
+        arrays only it read are not made."""
         nscan = sum(len(o.nes) for o in e.scans)
         nred = sum(len(o.nes) for o in e.reds)
         ops = [*e.scans, *e.reds]
@@ -510,10 +561,13 @@ class KernelBuilder:
         stms: list[ir.Stm] = []
         bufs = []
         rows = self.row_shapes(e)
-        for k, p in enumerate(array_pats):
+        shapes = [(e.w, *rows[k if k < nscan else k + nred]) for k in range(len(array_pats))]
+        if post is not None:
+            array_pats += list(post.pat)
+            shapes += [(e.w,)] * len(post.pat)
+        for p, shape in zip(array_pats, shapes):
             t = p.type
             assert isinstance(t, ir.ArrayT)
-            shape = (e.w, *rows[k if k < nscan else k + nred])
             buf = ir.Param(self.names.fresh(f"{p.name.base}_buf"), ir.ArrayT(t.elem, shape))
             stms.append(ir.Stm((buf,), Scratch(t.elem, shape)))
             bufs.append(buf)
@@ -533,18 +587,27 @@ class KernelBuilder:
             new_carries += o.lam.body.result
             values = values[n:]
         written = [*new_carries[:nscan], *values]
+        if post is not None:
+            row = dict(zip((p.name for p in array_pats), written))
+            body += [ir.Stm((q,), ir.SubExpOp(row[a]) if a in row else
+                            ir.Index(a, (ir.DimFix(i),)))
+                     for q, a in zip(post.op.map_lam.params, post.op.arrs)]
+            body += post.op.map_lam.body.stms
+            written += post.op.map_lam.body.result
+        kept = [k for k, p in enumerate(array_pats) if post is None or p.name not in post.dead]
         new_arrays = []
-        for a, v in zip(arrays, written):
+        for k in kept:
+            a = arrays[k]
             new = ir.Param(self.names.fresh(a.name.base), a.type)
-            body.append(ir.Stm((new,), ir.Update(a.name, (ir.DimFix(i),), v)))
+            body.append(ir.Stm((new,), ir.Update(a.name, (ir.DimFix(i),), written[k])))
             new_arrays.append(ir.Var(new.name))
         loop_pat = (*(ir.Param(self.names.fresh("scan_acc"), t) for t in op_types[:nscan]),
-                    *pat[nscan:nscan + nred], *pat[:nscan], *pat[nscan + nred:])
+                    *pat[nscan:nscan + nred], *(array_pats[k] for k in kept))
         loop = ir.Loop(tuple(zip(carries, nes)) + tuple(
-                           (a, ir.Var(b.name)) for a, b in zip(arrays, bufs)),
+                           (arrays[k], ir.Var(bufs[k].name)) for k in kept),
                        ir.ForLoop(i.name, "i64", e.w),
                        ir.Body(tuple(body), (*new_carries, *new_arrays)))
-        return [*stms, ir.Stm(loop_pat, loop)]
+        return [*(stms[k] for k in kept), ir.Stm(loop_pat, loop)]
 
     def array_lit(self, p: ir.Param, elem: ir.Type, elems: tuple[ir.SubExp, ...],
                   out: list[ir.Stm]) -> list[ir.Stm]:

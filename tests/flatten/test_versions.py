@@ -635,3 +635,20 @@ def test_a_replicated_last_part_is_made_on_the_host_beside_earlier_values() -> N
     assert any(isinstance(e, ir.Replicate) and len(e.shape) == 1 for e in exps)
     tree = _tree_of(path, "replicated")
     assert sum(line.endswith("segmap (k)") for line in tree) == 1  # the outer version's
+
+
+def test_a_threads_scan_and_the_map_of_its_values_are_one_loop() -> None:
+    """tests/programs/versions/scan_maps.fut: in the version with a thread
+    per row, the map after the scan runs in the scan's loop, so the thread
+    makes two arrays, not three: the map's, and the scan's `qs`, which is
+    read after the map; `ps`, which only the map reads, is never made.
+    (The versions test above runs every version against the interpreter.)"""
+    from futgen.gpu.ir import Scratch
+
+    path = ROOT / "tests" / "programs" / "versions" / "scan_maps.fut"
+    [(_, outer, _)] = _versions(_flat(path.read_text()))
+    assert isinstance(outer, SegMap)
+    stms = outer.body.stms
+    assert sum(isinstance(s.exp, Scratch) for s in stms) == 2
+    [loop] = [s for s in stms if isinstance(s.exp, ir.Loop)]
+    assert len(loop.exp.merge) == 4  # the scan's two carries, qs and the map's array
