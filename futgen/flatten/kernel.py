@@ -128,7 +128,6 @@ def inline(body: ir.Body, funs: dict[str, ir.Function], names: NameSource) -> ir
     return ir.Body(tuple(stms), body.result)
 
 
-
 @dataclass(frozen=True)
 class PostMap:
     """A map run in a scan's loop (`scan_then_map`): its statement's pattern
@@ -163,6 +162,7 @@ def scan_then_map(first: ir.Stm, then: ir.Stm, later: object) -> PostMap | None:
            for p in first.pat if p.name in read):
         return None
     return PostMap(then.pat, post, frozenset(read - free_vars(later)))
+
 
 class KernelBuilder:
     """Translates statements into the kernel body of one SegOp.
