@@ -100,7 +100,7 @@ def fuse_body(body: ir.Body, aliases: Aliases | None = None) -> ir.Body:
     return ir.Body(tuple(level.stms), body.result)
 
 
-def _sections(e: ir.Screma, xs: tuple) -> tuple[tuple, tuple, tuple]:
+def screma_sections(e: ir.Screma, xs: tuple) -> tuple[tuple, tuple, tuple]:
     """`xs`, aligned with a Screma's results (or its lambda's), cut into the
     scans' part, the reductions' part and the mapped part."""
     s = sum(len(o.nes) for o in e.scans)
@@ -173,7 +173,7 @@ class _Level:
                 continue
             links = frozenset(x for x in b.arrs if x in outs)
             counts = use_counts(self.stms[j])
-            if (not links <= {p.name for p in _sections(a.exp, a.pat)[2]}
+            if (not links <= {p.name for p in screma_sections(a.exp, a.pat)[2]}
                     or any(counts[x] != b.arrs.count(x) for x in outs)):
                 continue
             later = self.used_after(j, outs)
@@ -321,13 +321,13 @@ def _merge(a: ir.Stm, b: ir.Stm, links: frozenset[ir.VName],
     if scans and reds:
         return None
     arrs, params, b_body = _link(a, eb.arrs, eb.map_lam, links)
-    kept = [k for k, p in enumerate(_sections(ea, a.pat)[2]) if p.name not in drop]
+    kept = [k for k, p in enumerate(screma_sections(ea, a.pat)[2]) if p.name not in drop]
 
     def order(xa: tuple, xb: tuple) -> tuple:
         """`a`'s and `b`'s parts in the fused Screma's order (each part `a`'s
         first, as in the program: results keep their order, which keeps
         `map (.0) r` and `map (.1) r` fused into `r` a map nest)."""
-        (sa, ra, ma), (sb, rb, mb) = _sections(ea, xa), _sections(eb, xb)
+        (sa, ra, ma), (sb, rb, mb) = screma_sections(ea, xa), screma_sections(eb, xb)
         return (*sa, *sb, *ra, *rb, *(ma[k] for k in kept), *mb)
 
     lam = ir.Lambda((*params, *ea.map_lam.params),

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from futgen.core import ir
-from futgen.flatten.fusion import fuse_body
+from futgen.flatten.fusion import fuse_body, screma_sections
 from futgen.flatten.names import NameSource, free_vars
 from futgen.gpu.ir import MAX_ASSERT_ARGS, Scratch
 from futgen.opt.parts import map_bodies
@@ -129,16 +129,17 @@ def inline(body: ir.Body, funs: dict[str, ir.Function], names: NameSource) -> ir
 
 
 @dataclass(frozen=True)
-class PostMap:
+class MapInScan:
     """A map run in a scan's loop (`scan_then_map`): its statement's pattern
-    and Screma, and the scan's arrays that only it reads."""
+    and Screma, and the scan's arrays that only it reads.  (Block code has
+    its own, `codegen.cuda.intra.PostMap`.)"""
 
     pat: tuple[ir.Param, ...]
     op: ir.Screma
     dead: frozenset[ir.VName]
 
 
-def scan_then_map(first: ir.Stm, then: ir.Stm, later: object) -> PostMap | None:
+def scan_then_map(first: ir.Stm, then: ir.Stm, later: object) -> MapInScan | None:
     """`then` as a map in `first`'s sequential loop, if `first` scans and
     `then` only maps scalars over the same rows and reads `first`'s arrays
     only at its own row (as parameters, never as free variables of its
@@ -151,9 +152,8 @@ def scan_then_map(first: ir.Stm, then: ir.Stm, later: object) -> PostMap | None:
             and not post.scans and not post.reds and post.w == scan.w
             and all(isinstance(t, ir.Prim) for t in post.map_lam.ret)):
         return None
-    nscan = sum(len(o.nes) for o in scan.scans)
-    nred = sum(len(o.nes) for o in scan.reds)
-    arrays = {p.name for p in (*first.pat[:nscan], *first.pat[nscan + nred:])}
+    scanned, _, mapped = screma_sections(scan, first.pat)
+    arrays = {p.name for p in (*scanned, *mapped)}
     read = set(post.arrs) & arrays
     made = {p.name for p in first.pat}
     if not read or (free_vars(post.map_lam) | free_vars(post.w)) & made:
@@ -161,7 +161,7 @@ def scan_then_map(first: ir.Stm, then: ir.Stm, later: object) -> PostMap | None:
     if any(isinstance(p.type, ir.ArrayT) and len(p.type.shape) != 1
            for p in first.pat if p.name in read):
         return None
-    return PostMap(then.pat, post, frozenset(read - free_vars(later)))
+    return MapInScan(then.pat, post, frozenset(read - free_vars(later)))
 
 
 class KernelBuilder:
@@ -546,7 +546,7 @@ class KernelBuilder:
                 self.hoist(ir.Stm((p,), ir.ArraySize(view.arr, k)))
 
     def screma_loop(self, pat: tuple[ir.Param, ...], e: ir.Screma,
-                    post: PostMap | None = None) -> list[ir.Stm]:
+                    post: MapInScan | None = None) -> list[ir.Stm]:
         """An inner Screma as a sequential loop over its rows: merge parameters
         are the scans' carries, the reductions' accumulators, and the arrays of
         scan and map results, each written at the row's index.  With `post`,
