@@ -101,13 +101,13 @@ PASSES: tuple[Pass, ...] = (
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "
          "sequential kernel code, in versions guarded by thresholds (incremental "
          "flattening); the kernel-code rules checked", _flatten, gpu=True),
+    Pass("iota-reads", "kernels compute the elements of host iotas they read at an index "
+         "known in range (`start + i * stride`) instead of reading them",
+         lambda prog, options: iota_reads(prog), gpu=True),
     Pass("fuse-rearranges", "a transposition that SegMaps can read through is not made: they "
          "read its source with the indices permuted (where no read becomes less coalesced); "
          "one still needed moves into the branch that needs it",
          lambda prog, options: fuse_rearranges(prog), gpu=True),
-    Pass("iota-reads", "kernels compute the elements of host iotas they read at an index "
-         "known in range (`start + i * stride`) instead of reading them",
-         lambda prog, options: iota_reads(prog), gpu=True),
     Pass("simplify-host", "the host code's scalars after flattening: copies propagated, "
          "rules, common subexpressions, invariant ones out of loops and branches, dead ones "
          "removed", lambda prog, options: simplify_host(prog), gpu=True),

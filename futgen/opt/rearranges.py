@@ -61,6 +61,7 @@ from futgen.gpu.ir import (
     ThresholdCmp,
     block_ops,
 )
+from futgen.gpu.transposed_reads import tiled_arrays
 from futgen.opt.effects import consumed_on_host
 from futgen.opt.parts import code_bodies, host_stms, map_bodies, map_code_bodies
 
@@ -138,6 +139,9 @@ class _Fuser:
             e = replace(e, body=_rewrite(e.body, fused))
         if not strided:
             return [replace(stm, exp=e)]
+        through = replace(e, body=_rewrite(e.body, strided))
+        if {src for src, _ in strided.values()} <= tiled_arrays(through):
+            return [replace(stm, exp=through)]  # tiles read the sources coalesced
         return self.by_size(stm.pat, e, strided)
 
     def by_size(self, pat: tuple[ir.Param, ...], e: SegMap,

@@ -364,6 +364,29 @@ def test_nvcc_compiles_flattened_examples(path: Path, tmp_path: Path) -> None:
     nvcc_check(render_kernels_file(plans), tmp_path)
 
 
+def test_reads_across_the_threads_are_staged_in_tiles() -> None:
+    """Each map of transposes.fut that reads an array a row apart from thread
+    to thread gets the tiled kernel (futgen/codegen/cuda/transposed.py),
+    launched where both dimensions are 16 or more, beside the plain one:
+    with a tile of 32 rows, and 1 or 2 more on each side for a stencil's
+    neighbours; a read along the threads stays a global read."""
+    plans = _plans(ROOT / "tests" / "programs" / "kernels" / "transposes.fut")
+    rows = {"add_transposed": 32, "stencil_down": 34, "batched": 32, "both_ways": 32,
+            "two_down": 36, "off_the_end": 34}
+    for fn, tile_rows in rows.items():
+        [plan] = plans[fn]
+        tiled, plain = plan.launches
+        assert tiled.kernel.startswith("transposed_") and plain.kernel.startswith("segmap_")
+        assert tiled.when.startswith("min(") and tiled.when.endswith(") >= 16")
+        assert plain.when == f"not ({tiled.when})"
+        assert re.search(rf"__shared__ __align__\(16\) \w+ tile_0_\d+\[{tile_rows * 33}\];",
+                         plan.source), fn
+    both = plans["both_ways"][0].source
+    tiled_kernel = both[both.index("transposed_"):both.index("segmap_")]
+    assert len(re.findall(r"= tile_0_\d+\[", tiled_kernel)) == 1
+    assert len(re.findall(r"= xss_\d+\[", tiled_kernel)) == 2  # the tile's load, the straight read
+
+
 def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
     plans = _plans(ROOT / "tests" / "programs" / "kernels" / "products.fut")
     # Sums (all but the max-plus product's pair) also get the split kernel.

@@ -28,6 +28,7 @@ PROGRAMS = Path(__file__).resolve().parents[1] / "programs" / "kernels"
 PROGRAM = PROGRAMS / "reductions.fut"
 WRITES = PROGRAMS / "writes.fut"
 PRODUCTS = PROGRAMS / "products.fut"
+TRANSPOSES = PROGRAMS / "transposes.fut"
 SIZES = [0, 1, 7, 256, 2047, 2048, 2049, 1 << 16, (1 << 20) + 3]
 BIG = 2_000_000_000
 SHAPES = [(0, 5), (3, 0), (1, 1), (7, 3), (5, 16), (33, 17), (4, 2048), (2, 5000), (1, 1 << 20),
@@ -67,6 +68,16 @@ def products(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def products_interp() -> Interpreter:
     return Interpreter(load(PRODUCTS))
+
+
+@pytest.fixture(scope="module")
+def transposes(tmp_path_factory: pytest.TempPathFactory):
+    return _package(tmp_path_factory, TRANSPOSES, "transposes")
+
+
+@pytest.fixture(scope="module")
+def transposes_interp() -> Interpreter:
+    return Interpreter(load(TRANSPOSES))
 
 
 def _want(interp: Interpreter, entry: str, args: list):
@@ -381,3 +392,46 @@ def test_tiled_product_and_segmented_scan_above_two_gibibytes(lib, products) -> 
     prefix = lib.Skeletons(backend=BACKEND, tuning={flags: 1}).row_prefix(xss)
     assert prefix[0, -1] == (1 << 28) + 1 and prefix[1, -1] == 2 * ((1 << 28) + 1)
     assert prefix[1, 0] == 2 and prefix[0, 12345] == 12346
+
+
+# Tiles of 32 x 32 from 16 points a side (futgen/codegen/cuda/transposed.py):
+# below, at and around a tile, and many tiles with ragged edges.
+TRANSPOSE_SHAPES = [(0, 4), (3, 0), (1, 1), (2, 40), (15, 16), (16, 16), (17, 33), (32, 32),
+                    (33, 31), (100, 257), (1000, 19), (512, 512)]
+
+
+@pytest.mark.parametrize("shape", TRANSPOSE_SHAPES, ids=str)
+@pytest.mark.parametrize("entry", ["add_transposed", "stencil_down", "batched", "both_ways",
+                                   "two_down"])
+def test_transposed_reads(transposes, transposes_interp, entry: str,
+                          shape: tuple[int, int]) -> None:
+    """Maps that read across their threads, tiled where both dimensions are
+    16 or more, the plain kernel below: each as the interpreter has it."""
+    n, m = shape
+    if entry == "two_down" and n < 2:
+        pytest.skip("iota (n - 2) of a negative size")
+    rng = np.random.default_rng(n * 1009 + m)
+    args = {"add_transposed": lambda: [rng.random((n, m), np.float32),
+                                       rng.random((m, n), np.float32)],
+            "stencil_down": lambda: [rng.random((n, m))],
+            "batched": lambda: [rng.integers(-99, 99, (3, n, m)).astype(np.int32),
+                                rng.integers(-99, 99, (3, m, n)).astype(np.int32)],
+            "both_ways": lambda: [rng.integers(-99, 99, (n, n))],
+            "two_down": lambda: [rng.random((n, m), np.float32)]}[entry]()
+    got = getattr(transposes.Transposes(backend=BACKEND), entry)(*args)
+    _same(got, _want(transposes_interp, entry, args), entry)
+
+
+@pytest.mark.parametrize("shape", [(40, 50), (5, 7), (300, 33)], ids=str)
+def test_transposed_reads_off_the_end_fail(transposes, shape: tuple[int, int]) -> None:
+    """A tiled read past the array's last row fails with its index, every
+    thread of the block leaving together; the next call runs."""
+    lib = transposes.Transposes(backend=BACKEND)
+    n, m = shape
+    xss = np.arange(n * m, dtype=np.int32).reshape(n, m)
+    with pytest.raises(Exception, match=rf"Index \[{n}, \d+\] out of bounds for array "
+                                        rf"of shape \[{n}\]\[{m}\]"):
+        lib.off_the_end(xss)
+    np.testing.assert_array_equal(lib.add_transposed(xss.astype(np.float32),
+                                                     xss.T.astype(np.float32)),
+                                  2 * xss.astype(np.float32))

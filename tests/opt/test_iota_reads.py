@@ -44,7 +44,7 @@ ARGS = {"strided": [np.int64(10)], "rows": [np.arange(12).reshape(3, 4)],
 
 
 def _before_and_after():
-    before = run_passes(internalise(check_source(SOURCE)), until="fuse-rearranges")
+    before = run_passes(internalise(check_source(SOURCE)), until="flatten")
     after = iota_reads(before)
     check_program(after)
     return before, after

@@ -144,3 +144,37 @@ def test_a_transposition_no_kernel_needs_is_not_made(tmp_path) -> None:
     lib = import_package(pkg)
     xss = np.arange(12, dtype=np.float32).reshape(3, 4)
     np.testing.assert_array_equal(lib.Rows().main(xss), xss.sum(axis=0))
+
+
+ADD_TRANSPOSED = """\
+fun g(n_1: i64, m_2: i64, xss_3: [n_1][m_2]f32, yss_4: [m_2][n_1]f32) : ([?][?]f32) =
+{
+  let (tr_5: [n_1][m_2]f32) = rearrange (1, 0) yss_4
+  let (r_6: [n_1][m_2]f32) =
+    segmap grid (gtid_7 < n_1, gtid_8 < m_2)
+      : (f32)
+    {
+      let (x_9: f32) = xss_3[gtid_7, gtid_8]
+      let (y_10: f32) = tr_5[gtid_7, gtid_8]
+      let (z_11: f32) = +.f32 x_9 y_10
+      in (z_11)
+    }
+  in (r_6)
+}
+"""
+
+
+def test_a_read_across_the_threads_that_tiles_serve_is_read_through_unversioned() -> None:
+    """`yss[g1, g0]` reads a row apart from thread to thread, but the CUDA
+    kernel stages it in shared-memory tiles (futgen.gpu.transposed_reads),
+    read along its rows: as good as reading a copy, without making one."""
+    before = read_program(ADD_TRANSPOSED)
+    after = fuse_rearranges(before)
+    check_program(after)
+    text = pretty(after)
+    assert "rearrange" not in text and "suff_transposed" not in text
+    assert "yss_4[gtid_8, gtid_7]" in text
+    rng = np.random.default_rng(1)
+    args = [np.int64(3), np.int64(5), rng.standard_normal((3, 5)).astype(np.float32),
+            rng.standard_normal((5, 3)).astype(np.float32)]
+    np.testing.assert_array_equal(run_gpu(after, "g", args)[0], run_gpu(before, "g", args)[0])

@@ -99,6 +99,9 @@ class KernelLowering:
         self.escaped = False
         self.fail_flag: str | None = None  # set by a failure that escapes (`Fail.flag`)
         self.mem: PrivateMemory | None = None  # set by kernels whose threads have arrays
+        # Set by kernels that stage some reads in shared memory: the staged
+        # value of `arr[sl]`, or None where it is read from global memory.
+        self.staged: Callable[[ir.VName, tuple[ir.DimIndex, ...]], Expr | None] | None = None
 
     # ---------------------------------------------------------- parameters
 
@@ -511,7 +514,8 @@ class KernelLowering:
             return stms, self.mem.load(buf, flat)
         cname, _, dims = self.array(arr)
         stms, flat = self._checked_flat(cname, sl, dims, dims, loc, self.dims_of(arr))
-        return stms, imp.Load(cname, flat)
+        staged = self.staged(arr, sl) if self.staged is not None else None
+        return stms, imp.Load(cname, flat) if staged is None else staged
 
     def _in_range(self, d: ir.DimIndex, sizes: Sequence[ir.SubExp | None], k: int) -> bool:
         """Whether fixed index `d` is known to be in [0, sizes[k])."""
@@ -537,7 +541,7 @@ class KernelLowering:
         names = []
         for k, i in enumerate(idx):
             n = self.fresh(f"{cname}_i{k}")
-            stms.append(imp.Decl("int64_t", n, i))
+            stms.append(imp.Decl("int64_t", n, i, maybe_unused=self.staged is not None))
             names.append(imp.Var(n))
         conds = [Bin("||", Bin("<", i, Lit("0")), Bin(">=", i, d))
                  for k, (i, d) in enumerate(zip(names, dims))

@@ -56,9 +56,11 @@ from futgen.codegen.cuda.tiling import (
     compile_tiled,
     tileable,
 )
+from futgen.codegen.cuda.transposed import compile_transposed, tiled_when
 from futgen.codegen.plan import CTYPES, KernelPlan, branch_conditions
 from futgen.core import ir
 from futgen.gpu.ir import SegMap, SegScatter, binds_arrays
+from futgen.gpu.transposed_reads import transposed_reads
 
 
 def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
@@ -89,6 +91,10 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
     when = None
     if tiling is not None:
         when = f"not ({_tiled(sc, op, tiling, outs)})"
+    elif tiles := transposed_reads(op):
+        when = tiled_when(sc, op)
+        compile_transposed(sc, op, tiles, outs, when)
+        when = f"not ({when})"
     if low.mem is None:  # per-thread memory is sized for blocks of BLOCK
         block = sc.block_size("segmap_tblock_size", "threads per block of the plain kernel")
     sc.kernel("segmap", low, _grid_stride(low, dims, flat, inner), threads, block, when=when)
