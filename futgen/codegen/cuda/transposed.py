@@ -22,7 +22,14 @@ the next tile lets all the block's threads leave together.
 from __future__ import annotations
 
 from futgen.codegen.cuda import imp
-from futgen.codegen.cuda.common import BID, GDIM, SegCompile, decompose, early_exit, grid_stride
+from futgen.codegen.cuda.common import (
+    BID,
+    GDIM,
+    SegCompile,
+    decompose,
+    early_exit,
+    grid_stride,
+)
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
 from futgen.codegen.cuda.lower import KernelLowering, c_name
 from futgen.codegen.cuda.private import product
