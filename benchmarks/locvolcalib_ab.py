@@ -4,7 +4,7 @@ Small LocVolCalib is bound by the host, whose speed varies by a quarter
 from one process to the next, so two builds are compared inside one: the
 package of `--baseline` (a checkout of another commit, which compiles it
 in a subprocess) and this tree's, each with the tuned values of
-`--tuning`, called in turns (`--rounds` rounds of 5 synchronised calls
+`--tuning` (`--baseline-tuning` for the baseline's, where names differ), called in turns (`--rounds` rounds of 5 synchronised calls
 each); the launches of one call are counted and every result is checked
 against the `.out` file.  `--graphs` replays calls as CUDA graphs,
 `--override NAME=VALUE ...` changes tuned values of both, and `--kernels`
@@ -37,7 +37,10 @@ def _instance(lib, tuning: Path, overrides: dict[str, int], graphs: bool,
     from futgen_runtime.tuning import read_tuning_file
 
     cls = next(getattr(lib, n) for n in dir(lib) if n.startswith("Lvc"))
-    values = {**read_tuning_file(tuning, lib.TUNING_PARAMS, []), **overrides}
+    unknown: list[str] = []
+    values = {**read_tuning_file(tuning, lib.TUNING_PARAMS, unknown), **overrides}
+    if unknown:  # tuning names renumber as the compiler changes: say which did not apply
+        print(f"{tuning}: not parameters of {lib.__name__}: {', '.join(unknown)}")
     inst = cls(backend="cuda", device_results=True, tuning=values, graphs=graphs)
     b = inst._backend()
     launch = b.launch_sig
@@ -55,6 +58,7 @@ def main() -> None:
     ap.add_argument("--suite", required=True)
     ap.add_argument("--baseline", required=True, help="a futgen tree of another commit")
     ap.add_argument("--tuning", required=True)
+    ap.add_argument("--baseline-tuning", help="the baseline's tuning file (default: --tuning)")
     ap.add_argument("--datasets", default="small,medium")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--graphs", action="store_true")
@@ -79,7 +83,9 @@ def main() -> None:
     counts = {"baseline": [0], "this tree": [0]}
     libs = {"baseline": import_package(out / "lvcbase"),
             "this tree": import_package(build_package(prog, out, name="lvchead"))}
-    insts = {k: _instance(lib, Path(args.tuning), overrides, args.graphs, counts[k])
+    tunings = {"baseline": Path(args.baseline_tuning or args.tuning),
+               "this tree": Path(args.tuning)}
+    insts = {k: _instance(lib, tunings[k], overrides, args.graphs, counts[k])
              for k, lib in libs.items()}
     for ds in args.datasets.split(","):
         inputs = load_file(prog.parent / "LocVolCalib-data" / f"{ds}.in")
