@@ -67,11 +67,21 @@ def compile_transposed(sc: SegCompile, op: SegMap, tiles: tuple[TileRead, ...],
     a0, b0 = low.fresh("a0"), low.fresh("b0")
     tiles_a, tiles_b = _ceil_tiles(n_a), _ceil_tiles(n_b)
     rest = low.fresh("rest")
+    # A tile's coordinates in 32 bits: there are fewer than 2^32 tiles of
+    # 1024 points in any memory, and a 64-bit division costs some 70
+    # instructions (three a tile were a sixth of the kernel's).
+    tu, ta, tb = low.fresh("t"), low.fresh("tiles_a"), low.fresh("tiles_b")
     inner: list[Stm] = [
-        imp.Decl("int64_t", a0, Bin("*", Bin("%", Bin("/", imp.Var(t), tiles_b), tiles_a),
+        imp.Decl("uint32_t", tu, Cast("uint32_t", imp.Var(t))),
+        imp.Decl("uint32_t", ta, Cast("uint32_t", tiles_a)),
+        imp.Decl("uint32_t", tb, Cast("uint32_t", tiles_b)),
+        imp.Decl("int64_t", a0, Bin("*", Cast("int64_t", Bin("%", Bin("/", imp.Var(tu), imp.Var(tb)),
+                                                              imp.Var(ta))),
                                     Lit(f"(int64_t){TILE}"))),
-        imp.Decl("int64_t", b0, Bin("*", Bin("%", imp.Var(t), tiles_b), Lit(f"(int64_t){TILE}"))),
-        imp.Decl("int64_t", rest, Bin("/", imp.Var(t), Bin("*", tiles_a, tiles_b)), True),
+        imp.Decl("int64_t", b0, Bin("*", Cast("int64_t", Bin("%", imp.Var(tu), imp.Var(tb))),
+                                    Lit(f"(int64_t){TILE}"))),
+        imp.Decl("int64_t", rest, Cast("int64_t", Bin("/", imp.Var(tu),
+                                                      Bin("*", imp.Var(ta), imp.Var(tb)))), True),
     ]
     if outer:
         inner += decompose(low, imp.Var(rest), outer, dims[:-2])
@@ -156,28 +166,46 @@ def _flat(idx: list[Expr], dims: list[Expr]) -> Expr:
 
 def _load(low: KernelLowering, tr: TileRead, name: str, a0: Expr, b0: Expr) -> list[Stm]:
     """The block's loads of tile `name`: rows b0 - halo ... b0 + TILE + halo
-    of `tr.arr` at `tr.lead`, columns a0 ... a0 + TILE, where they exist."""
+    of `tr.arr` at `tr.lead`, columns a0 ... a0 + TILE, where they exist.
+    Which rows and columns exist, and where the tile starts, are worked out
+    once; each element then costs 32-bit arithmetic and one multiply."""
     cname, _, xdims = low.array(tr.arr)
-    e, row, col = low.fresh("e"), low.fresh("row"), low.fresh("col")
+    h, rows_all = tr.halo, TILE + 2 * tr.halo
+    e, k = low.fresh("e"), low.fresh("k")
+    base, lo, hi, cols = (low.fresh(x) for x in ("base", "lo", "hi", "cols"))
     lead = [Cast("int64_t", low.subexp(se)) for se in tr.lead]
-    at = [*lead, imp.Var(row), imp.Var(col)]
-    exists = Bin("&&", Bin(">=", imp.Var(row), Lit("0")), Bin("<", imp.Var(row), xdims[-2]))
-    exists = Bin("&&", exists, Bin("<", imp.Var(col), xdims[-1]))
+    top = Bin("-", b0, Lit(f"(int64_t){h}"))
+    ok: Expr = Lit("true")
     for i, n in zip(lead, xdims):
-        exists = Bin("&&", exists, Bin("&&", Bin(">=", i, Lit("0")), Bin("<", i, n)))
-    elements = (TILE + 2 * tr.halo) * TILE
-    k = low.fresh("k")
+        ok = Bin("&&", ok, Bin("&&", Bin(">=", i, Lit("0")), Bin("<", i, n)))
+
+    def clamp(x: Expr, most: int) -> Expr:  # into [0, most], as an int32_t
+        return Cast("int32_t", imin(_max0(x), Lit(f"(int64_t){most}")))
+
+    setup = [
+        imp.Decl("int64_t", base, _flat([*lead, top, a0], xdims)),
+        imp.Decl("int32_t", lo, Cast("int32_t", _max0(Bin("-", Lit(f"(int64_t){h}"), b0)))),
+        imp.Decl("int32_t", hi, imp.Cond(ok, clamp(Bin("-", xdims[-2], top), rows_all), Lit("0"))),
+        imp.Decl("int32_t", cols, clamp(Bin("-", xdims[-1], a0), TILE)),
+    ]
+    elements = rows_all * TILE
     rows = Bin("/", imp.Var(e), Lit(str(TILE)))
-    cols = Bin("%", imp.Var(e), Lit(str(TILE)))
-    store = imp.Store(name, Bin("+", Bin("*", rows, Lit(str(TILE + 1))), cols),
-                      imp.Load(cname, _flat(at, xdims)))
+    col = Bin("%", imp.Var(e), Lit(str(TILE)))
+    exists = Bin("&&", Bin("&&", Bin(">=", rows, imp.Var(lo)), Bin("<", rows, imp.Var(hi))),
+                 Bin("<", col, imp.Var(cols)))
+    at = Bin("+", imp.Var(base), Bin("+", Bin("*", Cast("int64_t", rows), xdims[-1]),
+                                     Cast("int64_t", col)))
+    store = imp.Store(name, Bin("+", Bin("*", rows, Lit(str(TILE + 1))), col),
+                      imp.Load(cname, at))
     # A constant trip count, unrolled: the loads go out together (their
     # stores are to shared memory, which no global read can alias).
     trips = -(-elements // THREADS)
-    return [imp.For("int32_t", k, Lit("0"), Lit(str(trips)), (
+    return [*setup, imp.For("int32_t", k, Lit("0"), Lit(str(trips)), (
         imp.Decl("int32_t", e, Bin("+", TID32, Bin("*", imp.Var(k), Lit(str(THREADS))))),
-        imp.Decl("int64_t", row, Bin("-", Bin("+", b0, Cast("int64_t", rows)),
-                                     Lit(f"(int64_t){tr.halo}"))),
-        imp.Decl("int64_t", col, Bin("+", a0, Cast("int64_t", cols))),
         imp.If(Bin("&&", Bin("<", imp.Var(e), Lit(str(elements))), exists), (store,))),
         unroll=trips)]
+
+
+def _max0(x: Expr) -> Expr:
+    zero = Lit("(int64_t)0")
+    return imp.Cond(Bin("<", x, zero), zero, x)
