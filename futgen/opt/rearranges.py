@@ -12,8 +12,11 @@ So a SegMap whose kernel code uses `tr = rearrange perm x` only in scalar
 reads reads `x` with the indices permuted, unless that makes a read worse:
 where `tr`'s last index varies with the innermost thread index (is it, or
 is computed from it) but `x`'s would not (consecutive threads reading
-consecutive words before, a row apart after).  In an intra-block SegMap
-the threads are those of its BLOCK SegOps, whose spaces they share.  The
+consecutive words before, a row apart after) and the CUDA kernel cannot
+stage it in shared-memory tiles (`futgen.gpu.transposed_reads`: a GRID
+SegMap reading `x[..., b + c, a]`, which the tiles read along `a`).  In an
+intra-block SegMap the threads are those of its BLOCK SegOps, whose spaces
+they share.  The
 core map a SegMap keeps for the CPU backend (`host`) keeps reading `tr`:
 on CUDA the runtime makes a transposition only once something reads it
 (`futgen_runtime.cuda._Deferred`), so there the copy is made only where a
