@@ -56,12 +56,21 @@ import re
 from dataclasses import replace
 
 from futgen.core import ir
-from futgen.flatten.names import NameSource, free_vars, i64_op, i64_product, use_counts
+from futgen.flatten.names import (
+    NameSource,
+    free_vars,
+    i64_op,
+    i64_product,
+    substitute,
+    use_counts,
+)
 from futgen.gpu.ir import (
     BLOCKS,
     GRID,
     SegMap,
+    SegSpace,
     ThresholdCmp,
+    binds_arrays,
     block_ops,
 )
 from futgen.gpu.transposed_reads import tiled_arrays
@@ -104,6 +113,7 @@ class _Fuser:
 
     def body(self, body: ir.Body) -> ir.Body:
         out: list[ir.Stm] = []
+        body = self.produced_transposed(body)
         for stm in body.stms:
             match stm.exp:
                 case ir.Rearrange(arr, perm) if len(stm.pat) == 1 and not (
@@ -119,6 +129,44 @@ class _Fuser:
                     continue
             out.append(stm)
         return ir.Body(tuple(out), body.result)
+
+    def produced_transposed(self, body: ir.Body) -> ir.Body:
+        """`body` with each `tr = rearrange perm v` that swaps the two inner
+        dimensions of a GRID SegMap's result made by that SegMap itself, its
+        two inner indices swapped, where its reads stay coalesced or tiled:
+        `tr` is then that SegMap's result, and `v` a rearrange of it, which
+        the SegMaps reading `v` read through.  A transposition of `v` that a
+        kernel would need made (a block's rows, as LocVolCalib's x solve reads
+        `transpose v`) costs nothing then; one of `tr` costs the same."""
+        stms = list(body.stms)
+        result = body.result
+        made = {s.pat[0].name: k for k, s in enumerate(stms) if _transposable(s)}
+        sources = {**self.sources, **{
+            s.pat[0].name: (s.exp.arr, s.exp.perm) for s in stms
+            if isinstance(s.exp, ir.Rearrange) and len(s.pat) == 1}}
+        k = 0
+        while k < len(stms):
+            match stms[k]:
+                case ir.Stm((ir.Param(tr),), ir.Rearrange(v, perm)) if (
+                        v in made and perm == _inner_swap(len(perm))
+                        and not {v, tr} & self.consumed):
+                    j = made.pop(v)
+                    swapped = _swap_inner(stms[j].exp)
+                    if not _coalesced(swapped, sources):
+                        k += 1
+                        continue
+                    [p] = stms[j].pat
+                    t = p.type
+                    vt = ir.Param(self.names.fresh(f"{v.base}_tr"),
+                                  replace(t, shape=_swapped(t.shape)))  # type: ignore[union-attr]
+                    stms[j] = ir.Stm((vt,), swapped)
+                    stms.insert(j + 1, ir.Stm((p,), ir.Rearrange(vt.name, perm)))
+                    del stms[k + 1]  # `tr`, one down; those after it stay put
+                    rest = substitute(ir.Body(tuple(stms[k + 1:]), result), {tr: vt.name})
+                    stms[k + 1:], result = list(rest.stms), rest.result
+                    made = {u: i + (j < i < k) for u, i in made.items()}
+            k += 1
+        return ir.Body(tuple(stms), result)
 
     def segmap(self, stm: ir.Stm) -> list[ir.Stm]:
         """`stm`'s SegMap reading the sources of the rearranges it may read
@@ -180,6 +228,49 @@ class _Fuser:
             stms.append(ir.Stm((n,), ir.ArraySize(src, d)))
             sizes.append(ir.Var(n.name))
         return i64_product(sizes, self.names, stms, "elements")
+
+
+def _transposable(stm: ir.Stm) -> bool:
+    """Whether `stm` is a GRID SegMap of one scalar result over two or more
+    dimensions (its result is its space's shape)."""
+    e = stm.exp
+    return (isinstance(e, SegMap) and e.level == GRID and len(e.space.gtids) >= 2
+            and len(stm.pat) == 1 and isinstance(e.ret[0], ir.Prim) and e.host is None
+            and not binds_arrays(e.body))
+
+
+def _inner_swap(rank: int) -> tuple[int, ...]:
+    return (*range(rank - 2), rank - 1, rank - 2)
+
+
+def _swapped(xs: tuple) -> tuple:
+    return (*xs[:-2], xs[-1], xs[-2])
+
+
+def _swap_inner(e: SegMap) -> SegMap:
+    """`e` over its space with the two inner dimensions swapped: the same
+    body, so its result is `e`'s transposed."""
+    space = SegSpace(_swapped(e.space.gtids), _swapped(e.space.dims))
+    return replace(e, space=space)
+
+
+def _coalesced(e: SegMap, sources: dict[ir.VName, Source]) -> bool:
+    """Whether every scalar read of `e`'s kernel code, reading the
+    rearranges of `sources` through, is coalesced, the same for all threads
+    along the innermost index, or served by tiles."""
+    reads: dict[ir.VName, list[ir.Index]] = {}
+    _reads(e.body, reads)
+    e = replace(e, body=_rewrite(e.body, {tr: sources[tr] for tr in reads if tr in sources}))
+    reads = {}
+    _reads(e.body, reads)
+    inner = _varying(e.body, e.space.gtids[-1])
+    tiled = tiled_arrays(e)
+    for arr, indexes in reads.items():
+        for ix in indexes:
+            varies = [bool(free_vars(d) & inner) for d in ix.slice]
+            if any(varies) and not varies[-1] and arr not in tiled:
+                return False
+    return True
 
 
 def _not_worse(sl: tuple[ir.DimIndex, ...], perm: tuple[int, ...], inner: set[ir.VName]) -> bool:

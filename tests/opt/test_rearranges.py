@@ -5,6 +5,8 @@ the same results from the GPU IR interpreter before and after."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from futgen.codegen.package import build_package
@@ -178,3 +180,45 @@ def test_a_read_across_the_threads_that_tiles_serve_is_read_through_unversioned(
     args = [np.int64(3), np.int64(5), rng.standard_normal((3, 5)).astype(np.float32),
             rng.standard_normal((5, 3)).astype(np.float32)]
     np.testing.assert_array_equal(run_gpu(after, "g", args)[0], run_gpu(before, "g", args)[0])
+
+
+# A SegMap's result that is also needed transposed (returned both ways).
+# {read} is the SegMap's read of xss.
+PRODUCED = """\
+fun h(n_1: i64, m_2: i64, k_10: i64, xss_3: [n_1][m_2]f32) : ([?][?]f32, [?][?]f32) =
+{
+  let (v_4: [n_1][m_2]f32) =
+    segmap grid (gtid_5 < n_1, gtid_6 < m_2)
+      : (f32)
+    {
+      let (x_7: f32) = {read}
+      let (y_8: f32) = *.f32 x_7 2.0f32
+      in (y_8)
+    }
+  let (tr_9: [m_2][n_1]f32) = rearrange (1, 0) v_4
+  in (tr_9, v_4)
+}
+"""
+
+
+def test_a_transposed_result_is_made_by_the_segmap_with_its_indices_swapped() -> None:
+    """The SegMap makes `tr` itself, over (m, n): its read of `xss` goes
+    across the threads but tiles serve it; `v` becomes the rearrange of
+    that.  Where the swapped SegMap's read could not be tiled (its column a
+    thread's multiple), nothing changes."""
+    rng = np.random.default_rng(2)
+    args = [np.int64(3), np.int64(5), np.int64(1), rng.standard_normal((3, 5)).astype(np.float32)]
+    before = read_program(PRODUCED.replace("{read}", "xss_3[gtid_5, gtid_6]"))
+    after = fuse_rearranges(before)
+    check_program(after)
+    text = pretty(after)
+    assert "segmap grid (gtid_5 < n_1, gtid_6 < m_2)" not in text
+    assert "segmap grid (gtid_6 < m_2, gtid_5 < n_1)" in text
+    assert re.search(r"let \(v_4: \[n_1\]\[m_2\]f32\) = rearrange \(1, 0\) v_tr_\d+", text)
+    assert re.search(r"in \(v_tr_\d+, v_4\)", text)
+    for got, want in zip(run_gpu(after, "h", args), run_gpu(before, "h", args), strict=True):
+        np.testing.assert_array_equal(got, want)
+    strided = PRODUCED.replace("{read}", "xss_3[gtid_5, j_11]").replace(
+        "      let (x_7", "      let (j_11: i64) = *.i64 gtid_6 k_10\n      let (x_7")
+    before = read_program(strided)
+    assert pretty(fuse_rearranges(before)) == pretty(before)
