@@ -105,7 +105,8 @@ PASSES: tuple[Pass, ...] = (
          "known in range (`start + i * stride`) instead of reading them",
          lambda prog, options: iota_reads(prog), gpu=True),
     Pass("fuse-rearranges", "a transposition that SegMaps can read through is not made: they "
-         "read its source with the indices permuted (where no read becomes less coalesced); "
+         "read its source with the indices permuted (where no read becomes less coalesced, "
+         "or tiles stage it); a SegMap's result wanted transposed is made so by the SegMap; "
          "one still needed moves into the branch that needs it",
          lambda prog, options: fuse_rearranges(prog), gpu=True),
     Pass("simplify-host", "the host code's scalars after flattening: copies propagated, "

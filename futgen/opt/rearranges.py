@@ -27,6 +27,15 @@ multiplication's flattened version reads the transposition, coalesced; its
 outer version no longer makes it).
 Nothing is done where `x` or `tr` may be consumed.
 
+A transposition of a GRID SegMap's result, `tr = rearrange (.., 1, 0) v`,
+is made by the SegMap itself with its two inner indices swapped (its body
+unchanged, so it writes `tr`), where that keeps its reads coalesced or
+tiled; `v` becomes `rearrange (.., 1, 0) tr`, which the SegMaps reading `v`
+read through in turn.  Where a kernel would need the transposition made
+(a block reading its rows), this saves it: LocVolCalib's explicit y step
+writes `v` transposed, which its x solve reads by rows, and the map after
+reads `v` through tiles.
+
 Where reading through would make a read worse, whether it pays depends on
 the array: a small one sits in the L2 cache, where a strided read costs
 little beside a transposition's launch and its host time (LocVolCalib's
