@@ -431,9 +431,14 @@ class HostCompiler:
 
     def _public_name(self, key: str) -> str:
         """A plan's tuning parameter as the package names it: numbered by a
-        count over the program, not the name source, so tuning files stay
-        valid while the compiler changes."""
-        return f"{self.function_name}.{key.rstrip('0123456789')}{len(self.tuning_params)}"
+        count of the function's parameters of its base name (not the name
+        source, nor a count over every class), so that a compiler change
+        adding or removing parameters of other classes leaves the names, and
+        a tuning file written before it, valid."""
+        prefix = f"{self.function_name}.{key.rstrip('0123456789')}"
+        taken = sum(1 for name in self.tuning_params
+                    if name.startswith(prefix) and name[len(prefix):].isdigit())
+        return f"{prefix}{taken}"
 
     def _cpu_segop(self, em: Emitter, stm: ir.Stm) -> None:
         """A SegOp as vectorised NumPy, or (threads with private arrays) the
