@@ -422,7 +422,7 @@ entry main [n][m] (ps: [n]f32) (xs: [m]f32) : [n]f32 =
              for name, p in pkg.TUNING_PARAMS.items()}
     assert paths["segred_block_"] == ()
     assert paths["segred_warp_"] == ("!main.segred_block_0",)
-    assert paths["segred_subwarp_"] == ("!main.segred_block_0", "!main.segred_warp_1")
+    assert paths["segred_subwarp_"] == ("!main.segred_block_0", "!main.segred_warp_0")
 
 
 def test_a_map_nest_gets_a_block_per_point_of_the_nest() -> None:
