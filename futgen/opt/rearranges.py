@@ -149,7 +149,7 @@ class _Fuser:
         `transpose v`) costs nothing then; one of `tr` costs the same."""
         stms = list(body.stms)
         result = body.result
-        made = {s.pat[0].name: k for k, s in enumerate(stms) if _transposable(s)}
+        made = {s.pat[0].name for s in stms if _transposable(s)}
         sources = {**self.sources, **{
             s.pat[0].name: (s.exp.arr, s.exp.perm) for s in stms
             if isinstance(s.exp, ir.Rearrange) and len(s.pat) == 1}}
@@ -159,7 +159,8 @@ class _Fuser:
                 case ir.Stm((ir.Param(tr),), ir.Rearrange(v, perm)) if (
                         v in made and perm == _inner_swap(len(perm))
                         and not {v, tr} & self.consumed):
-                    j = made.pop(v)
+                    made.discard(v)
+                    j = next(i for i, s in enumerate(stms) if s.pat and s.pat[0].name == v)
                     swapped = _swap_inner(stms[j].exp)
                     if not _coalesced(swapped, sources):
                         k += 1
@@ -173,7 +174,6 @@ class _Fuser:
                     del stms[k + 1]  # `tr`, one down; those after it stay put
                     rest = substitute(ir.Body(tuple(stms[k + 1:]), result), {tr: vt.name})
                     stms[k + 1:], result = list(rest.stms), rest.result
-                    made = {u: i + (j < i < k) for u, i in made.items()}
             k += 1
         return ir.Body(tuple(stms), result)
 
@@ -267,10 +267,8 @@ def _coalesced(e: SegMap, sources: dict[ir.VName, Source]) -> bool:
     """Whether every scalar read of `e`'s kernel code, reading the
     rearranges of `sources` through, is coalesced, the same for all threads
     along the innermost index, or served by tiles."""
+    e = replace(e, body=_rewrite(e.body, sources))
     reads: dict[ir.VName, list[ir.Index]] = {}
-    _reads(e.body, reads)
-    e = replace(e, body=_rewrite(e.body, {tr: sources[tr] for tr in reads if tr in sources}))
-    reads = {}
     _reads(e.body, reads)
     inner = _varying(e.body, e.space.gtids[-1])
     tiled = tiled_arrays(e)

@@ -55,6 +55,10 @@ def imin(a: Expr, b: Expr) -> Expr:
     return imp.Cond(Bin("<", a, b), a, b)
 
 
+def imax(a: Expr, b: Expr) -> Expr:
+    return imp.Cond(Bin("<", a, b), b, a)
+
+
 @dataclass
 class SegCompile:
     """The plan of one SegOp statement, as its strategy builds it."""

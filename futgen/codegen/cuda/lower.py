@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from futgen.codegen.cuda import imp, scalar
 from futgen.codegen.cuda.imp import Bin, Cast, Expr, Fail, Lit, Stm
-from futgen.codegen.cuda.private import ZERO, Buffer, PrivateMemory, product
+from futgen.codegen.cuda.private import ZERO, Buffer, PrivateMemory, product, row_major
 from futgen.codegen.plan import CTYPES, ErrorSite, KArg
 from futgen.codegen.pysrc import pyname
 from futgen.core import ir
@@ -555,10 +555,7 @@ class KernelLowering:
             dims_text = "][".join(f"{{{k + j}}}" for j in range(len(shape)))
             message = f"Index [{shown}] out of bounds for array of shape [{dims_text}]."
             stms.append(imp.If(out, (self.fail(message, loc, [*names, *shape]),)))
-        flat: Expr = names[0]
-        for i, d in zip(names[1:], dims[1:]):
-            flat = Bin("+", Bin("*", flat, d), i)
-        return stms, flat
+        return stms, row_major(names, dims)
 
 
 def _assign_scalars(params: Sequence[str | Buffer], news: Sequence[str | Buffer]) -> list[Stm]:

@@ -97,6 +97,15 @@ class PrivateMemory:
         return [imp.For("int64_t", j, ZERO, size, (self.store(dst, imp.Var(j), value),))]
 
 
+def row_major(idx: Sequence[Expr], dims: Sequence[Expr]) -> Expr:
+    """The flat index of `idx` in an array of shape `dims` (row-major; the
+    first dimension's size is not needed)."""
+    flat = idx[0]
+    for i, d in zip(idx[1:], dims[1:]):
+        flat = Bin("+", Bin("*", flat, d), i)
+    return flat
+
+
 def product(xs: Sequence[Expr]) -> Expr:
     out: Expr = Lit("(int64_t)1")
     for x in xs:

@@ -42,7 +42,7 @@ from futgen.codegen.cuda.common import (
 )
 from futgen.codegen.cuda.imp import Bin, Stm
 from futgen.codegen.cuda.lower import KernelLowering, Out, c_name
-from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product
+from futgen.codegen.cuda.private import Alloc, Buffer, PrivateMemory, product, row_major
 from futgen.codegen.cuda.tiling import (
     BLOCK_SIDE,
     LARGE_TILES_FROM,
@@ -185,11 +185,8 @@ def compile_segscatter(sc: SegCompile, op: SegScatter) -> KernelPlan:
         idx = [imp.Var(r) for r in res[k:k + d.num_idx]]
         inside = [Bin("&&", Bin(">=", i, imp.Lit("(int64_t)0")), Bin("<", i, n))
                   for i, n in zip(idx, shape)]
-        at = idx[0]
-        for i, n in zip(idx[1:], shape[1:]):
-            at = Bin("+", Bin("*", at, n), i)
         inner.append(imp.If(reduce(partial(Bin, "&&"), inside),
-                            (imp.Store(dest, at, imp.Var(res[k + d.num_idx])),)))
+                            (imp.Store(dest, row_major(idx, shape), imp.Var(res[k + d.num_idx])),)))
         k += d.num_idx + 1
     sc.kernel("segscatter", low, _grid_stride(low, dims, flat, inner),
               sc.host_product(op.space.dims))

@@ -31,11 +31,12 @@ from futgen.codegen.cuda.common import (
     decompose,
     early_exit,
     grid_stride,
+    imax,
     imin,
 )
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
 from futgen.codegen.cuda.lower import KernelLowering, c_name
-from futgen.codegen.cuda.private import product
+from futgen.codegen.cuda.private import product, row_major
 from futgen.codegen.plan import CTYPES, Temp
 from futgen.core import ir
 from futgen.gpu.ir import SegMap
@@ -146,7 +147,7 @@ def _points(low: KernelLowering, op: SegMap, outs: list[str], dims: list[Expr],
     point += low.region((), op.body, slots, low.fresh("failed"))
     ga, gb = coords(k)
     inside = Bin("&&", Bin("&&", Bin("<", ga, n_a), Bin("<", gb, n_b)), imp.Un("!", imp.Var(FAILED)))
-    flat = _flat([*(imp.Var(c_name(g)) for g in op.space.gtids[:-2]), ga, gb], dims)
+    flat = row_major([*(imp.Var(c_name(g)) for g in op.space.gtids[:-2]), ga, gb], dims)
     stores = tuple(imp.Store(o, flat, imp.Load(r, imp.Var(k))) for o, r in zip(outs, res))
     return [*(imp.Decl(CTYPES[t.name], f"{r}[{POINTS}]")  # type: ignore[union-attr]
               for t, r in zip(op.ret, res)),
@@ -157,13 +158,6 @@ def _points(low: KernelLowering, op: SegMap, outs: list[str], dims: list[Expr],
 
 def _ceil_tiles(n: Expr) -> Expr:
     return Bin("/", Bin("+", n, Lit(f"(int64_t){TILE - 1}")), Lit(f"(int64_t){TILE}"))
-
-
-def _flat(idx: list[Expr], dims: list[Expr]) -> Expr:
-    flat = idx[0]
-    for i, d in zip(idx[1:], dims[1:]):
-        flat = Bin("+", Bin("*", flat, d), i)
-    return flat
 
 
 def _load(low: KernelLowering, tr: TileRead, name: str, a0: Expr, b0: Expr) -> list[Stm]:
@@ -181,12 +175,14 @@ def _load(low: KernelLowering, tr: TileRead, name: str, a0: Expr, b0: Expr) -> l
     for i, n in zip(lead, xdims):
         ok = Bin("&&", ok, Bin("&&", Bin(">=", i, Lit("0")), Bin("<", i, n)))
 
+    zero = Lit("(int64_t)0")
+
     def clamp(x: Expr, most: int) -> Expr:  # into [0, most], as an int32_t
-        return Cast("int32_t", imin(_max0(x), Lit(f"(int64_t){most}")))
+        return Cast("int32_t", imin(imax(x, zero), Lit(f"(int64_t){most}")))
 
     setup = [
-        imp.Decl("int64_t", base, _flat([*lead, top, a0], xdims)),
-        imp.Decl("int32_t", lo, Cast("int32_t", _max0(Bin("-", Lit(f"(int64_t){h}"), b0)))),
+        imp.Decl("int64_t", base, row_major([*lead, top, a0], xdims)),
+        imp.Decl("int32_t", lo, Cast("int32_t", imax(Bin("-", Lit(f"(int64_t){h}"), b0), zero))),
         imp.Decl("int32_t", hi, imp.Cond(ok, clamp(Bin("-", xdims[-2], top), rows_all), Lit("0"))),
         imp.Decl("int32_t", cols, clamp(Bin("-", xdims[-1], a0), TILE)),
     ]
@@ -206,8 +202,3 @@ def _load(low: KernelLowering, tr: TileRead, name: str, a0: Expr, b0: Expr) -> l
         imp.Decl("int32_t", e, Bin("+", TID32, Bin("*", imp.Var(k), Lit(str(THREADS))))),
         imp.If(Bin("&&", Bin("<", imp.Var(e), Lit(str(elements))), exists), (store,))),
         unroll=trips)]
-
-
-def _max0(x: Expr) -> Expr:
-    zero = Lit("(int64_t)0")
-    return imp.Cond(Bin("<", x, zero), zero, x)
