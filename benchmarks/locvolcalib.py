@@ -27,7 +27,9 @@ is copied here).  Versions, by setting every threshold of the package:
   `tuned32`: with the intra-block kernels' blocks at most a warp (a row of
   256 is a run of 8 per thread);
 * any of them with `+graphs`: the same values, calls replayed as CUDA
-  graphs (`graphs=True`).
+  graphs (`graphs=True`); with `+fastdiv` (before `+graphs`): the same
+  values in a build with `--fast-division` (f32 division within 2 ulp, as
+  XLA divides).
 
 `--kernels` adds each version's slowest kernels (PyTorch's profiler),
 `--host-profile` its host functions (cProfile).
@@ -128,6 +130,13 @@ def main() -> None:
     t0 = time.perf_counter()
     lib = import_package(build_package(prog, Path(tempfile.mkdtemp()) / "lvc", name="lvc"))
     print(f"build: {time.perf_counter() - t0:.2f} s", flush=True)
+    # versions named `...+fastdiv` run a build with --fast-division
+    fast_lib = lib
+    if "+fastdiv" in args.versions:
+        from futgen.pipeline import Options
+
+        fast_lib = import_package(build_package(prog, Path(tempfile.mkdtemp()) / "lvc", name="lvc",
+                                                options=Options(fast_division=True)))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tuning: dict = {}
@@ -168,7 +177,8 @@ def main() -> None:
     versions["tuned32"] = {**versions["tuned"], **dict.fromkeys(caps, 32)}
     versions["override"] = {**versions["tuned"], **{
         k: int(v) for k, v in (o.split("=") for o in args.override)}}
-    versions = {v: versions[v.removesuffix("+graphs")] for v in args.versions.split(",")}
+    versions = {v: versions[v.replace("+fastdiv", "").removesuffix("+graphs")]
+                for v in args.versions.split(",")}
     rows = []
     for dataset in args.datasets.split(","):
         data = prog.parent / "LocVolCalib-data"
@@ -176,8 +186,9 @@ def main() -> None:
         want = load_file(data / f"{dataset}.out")[0]
         row: dict = {"dataset": dataset}
         for name, tuning in versions.items():
-            inst = lib.Lvc(backend="cuda", device_results=True, tuning=tuning,
-                           graphs=name.endswith("+graphs"))
+            built = fast_lib if "+fastdiv" in name else lib
+            inst = built.Lvc(backend="cuda", device_results=True, tuning=tuning,
+                             graphs=name.endswith("+graphs"))
             inst.main(*inputs)  # compiles and loads the kernels
             _sync()
             t0 = time.perf_counter()

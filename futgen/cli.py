@@ -142,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--graphs", action="store_true",
                        help="on CUDA, replay each call as a CUDA graph (the packages' graphs=True)")
     _tuning_arguments(bench, "build the programs with")
+    _pass_arguments(bench)
     bench.set_defaults(handler=_bench)
 
     tune = sub.add_parser(
@@ -177,6 +178,7 @@ def _parser() -> argparse.ArgumentParser:
                            "hide a kernel's gain)")
     tune.add_argument("-o", "--output", metavar="FILE",
                       help="the tuning file (default PROGRAM.tuning)")
+    _pass_arguments(tune)
     tune.set_defaults(handler=_autotune)
 
     _dataset_parser(sub)
@@ -268,6 +270,10 @@ def _pass_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-fusion", dest="fusion", action="store_false",
                    help="skip the fuse pass (to measure what fusion gains; flattening still "
                         "fuses the kernel bodies it builds)")
+    p.add_argument("--fast-division", action="store_true",
+                   help="f32 division in CUDA kernels within 2 ulp over the whole range "
+                        "(PTX div.full.f32, as XLA and Triton divide), not correctly rounded: "
+                        "about half the instructions (the CPU backend still rounds correctly)")
 
 
 def _dataset_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -293,7 +299,8 @@ def _tuning_arguments(p: argparse.ArgumentParser, use: str) -> None:
 def _options(args: argparse.Namespace) -> Options:
     from futgen.pipeline import Options
 
-    options = Options(flattening=args.flattening, fusion=args.fusion)
+    options = Options(flattening=args.flattening, fusion=args.fusion,
+                      fast_division=args.fast_division)
     # Without the flag, Options' default stands (FUTGEN_CHECK_IR).
     return replace(options, check_ir=True) if args.check_ir else options
 
@@ -419,7 +426,7 @@ def _bench(args: argparse.Namespace) -> int:
         _require_file(program)
         for result in bench.benchmark(program, args.backend, args.runs, entry=args.entry,
                                       tuning=args.tuning, find_tuning=not args.no_tuning,
-                                      tolerance=args.tolerance,
+                                      tolerance=args.tolerance, options=_options(args),
                                       progress=None if args.no_progress else _progress_bar):
             for line in bench.report_lines(result):
                 print(line, flush=True)
@@ -463,7 +470,8 @@ def _autotune(args: argparse.Namespace) -> int:
     result, text = autotune(args.program, args.backend, args.runs, args.timeout,
                             entry=args.entry, tolerance=args.tolerance, noise=args.noise,
                             method=args.method, strategies=args.strategies,
-                            graphs=args.graphs, say=lambda line: print(line, flush=True))
+                            graphs=args.graphs, options=_options(args),
+                            say=lambda line: print(line, flush=True))
     out.write_text(text, encoding="utf-8")
     tuned = sum(t.interval is not None for t in result.thresholds)
     print(f"{tuned} of {len(result.thresholds)} thresholds tuned with {result.runs} runs in "

@@ -67,6 +67,9 @@ class Options:
     # Type-check the IR before and after every pass (`--check-ir`).
     check_ir: bool = field(default_factory=_check_ir_default)
     fusion: bool = True  # False: no `fuse` pass (to measure what fusion gains)
+    # f32 division in CUDA kernels within 2 ulp, not correctly rounded
+    # (`--fast-division`; scalar.F32_DIVISION says why).
+    fast_division: bool = False
 
 
 @dataclass(frozen=True)

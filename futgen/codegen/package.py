@@ -84,10 +84,11 @@ def compile_program(src_path: str | Path, options: Options | None = None) -> Com
     typed = load(str(src_path))
     signatures = entry_signatures(typed)
     core = internalise(typed)
-    gpu_prog = run_passes(core, options=options or Options())
+    options = options or Options()
+    gpu_prog = run_passes(core, options=options)
     compile_segop, render = _cuda_codegen()
     host = compile_host(gpu_prog, compile_segop)
-    kernels = render(host.plans) if render is not None else ""
+    kernels = render(host.plans, options.fast_division) if render is not None else ""
     methods = entry_methods([s.name for s in signatures])
     records = _RecordClasses(record_names(typed, signatures), set(methods.values()))
     entries = _entries(signatures, methods, core, host, records)

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from futgen.errors import FutgenError
 from futgen.testing.spec import TestRun, read_spec
 from futgen.tune import check_runs, microseconds
+
+if TYPE_CHECKING:
+    from futgen.pipeline import Options
 
 SKIP_TAGS = frozenset({"nobench", "disable"})
 BOOTSTRAP_SAMPLES = 2000
@@ -129,9 +132,10 @@ def check_entries(path: str, chosen: list[Dataset], entry_points: Mapping[str, A
 def benchmark(path: str, backend: str = "auto", runs: int = 10, *, entry: str | None = None,
               tuning: str | None = None, find_tuning: bool = True,
               tolerance: float | None = None,
-              progress: Callable[[str, int], Any] | None = None) -> list[ProgramResult]:
-    """Time every dataset of `path` (see the module's text); one result per
-    entry point.  `progress(dataset, runs)` returns a callable that is
+              progress: Callable[[str, int], Any] | None = None,
+              options: Options | None = None) -> list[ProgramResult]:
+    """Time every dataset of `path`, built with the passes' `options` (see
+    the module's text); one result per entry point.  `progress(dataset, runs)` returns a callable that is
     called after each timed run (a progress bar's update)."""
     from futgen.codegen.package import tuning_file
     from futgen.data.compare import DEFAULT_TOLERANCE
@@ -144,7 +148,8 @@ def benchmark(path: str, backend: str = "auto", runs: int = 10, *, entry: str | 
         raise FutgenError(f"{path}: no datasets to benchmark{which} (test blocks with inputs, "
                           "not tagged nobench or disable, not expecting an error)")
     used = tuning_file(path, tuning, find_tuning)
-    pkg = compile_package(path, backend, tuning=str(used) if used else None, find_tuning=False)
+    pkg = compile_package(path, backend, tuning=str(used) if used else None, find_tuning=False,
+                          options=options)
     check_entries(path, chosen, pkg.module.ENTRY_POINTS)
     device = pkg.device_name()  # first: it says so if the backend is unavailable
     kind = pkg.instance.backend

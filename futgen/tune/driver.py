@@ -4,6 +4,7 @@ its test blocks (`PackageRunner`), and `futgen.tune.autotune` decides."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from futgen_runtime.tuning import GUARD_MARK, RUN_LENGTH, TBLOCK_SIZE, TILE_SIZE
 
@@ -16,6 +17,9 @@ from futgen.tune.autotune import (
     tuning_file_text,
 )
 from futgen.tune.bench import Dataset
+
+if TYPE_CHECKING:
+    from futgen.pipeline import Options
 
 
 class PackageRunner:
@@ -76,9 +80,11 @@ class PackageRunner:
 def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 60.0, *,
              entry: str | None = None, tolerance: float | None = None, noise: float = NOISE,
              method: str = "search", strategies: bool = False, graphs: bool = False,
-             say: Callable[[str], None] | None = None) -> tuple[TuneResult, str]:
-    """Tune `path`'s thresholds on the datasets of its test blocks (those
-    `futgen bench` runs); the result and the tuning file's text.  The
+             say: Callable[[str], None] | None = None,
+             options: Options | None = None) -> tuple[TuneResult, str]:
+    """Tune `path`'s thresholds, built with the passes' `options`, on the
+    datasets of its test blocks (those `futgen bench` runs); the result and
+    the tuning file's text.  The
     version guards are tuned, as Futhark's tuner does; with `strategies`,
     the kernels' strategy guards too (tiles, split loops, reduction
     strategies), whose defaults were chosen for the device by hand and
@@ -100,7 +106,7 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
     if not chosen:
         raise FutgenError(f"{path}: no datasets to tune on (test blocks with inputs, "
                           "not tagged nobench)")
-    pkg = compile_package(path, backend, find_tuning=False)
+    pkg = compile_package(path, backend, find_tuning=False, options=options)
     device = pkg.device_name()  # first: it says so if the backend is unavailable
     if graphs:
         pkg.instance.graphs = True

@@ -323,6 +323,32 @@ def test_nvcc_compiles_prelude_alone(tmp_path: Path) -> None:
     nvcc_check(render_kernels_file([]), tmp_path)
 
 
+def _ptx(source: str, tmp_path: Path) -> str:
+    nvcc_check(source, tmp_path)
+    return (tmp_path / "kernels.ptx").read_text()
+
+
+def test_f32_division_rounds_correctly_unless_fast_division(tmp_path: Path) -> None:
+    """f32 division (and reciprocals, in maps and in the map fused into a
+    scan) compiles to PTX's correctly rounded div.rn.f32; with
+    `--fast-division`, to div.full.f32 (2 ulp).  f64 keeps div.rn.f64."""
+    from futgen.codegen.package import compile_program
+    from futgen.pipeline import Options
+
+    program = ROOT / "tests" / "programs" / "kernels" / "divisions.fut"
+    exact = compile_program(program).kernels_source
+    fast = compile_program(program, Options(fast_division=True)).kernels_source
+    assert "#define FUTGEN_FAST_DIVISION 1" not in exact
+    assert "#define FUTGEN_FAST_DIVISION 1" in fast
+    assert exact.count("fut_fdiv_f32(") == fast.count("fut_fdiv_f32(") > 4
+    (tmp_path / "exact").mkdir()
+    (tmp_path / "fast").mkdir()
+    exact_ptx, fast_ptx = _ptx(exact, tmp_path / "exact"), _ptx(fast, tmp_path / "fast")
+    assert "div.rn.f32" in exact_ptx and "div.full.f32" not in exact_ptx
+    assert "div.full.f32" in fast_ptx and "div.rn.f32" not in fast_ptx
+    assert "div.rn.f64" in exact_ptx and "div.rn.f64" in fast_ptx
+
+
 # ------------------------------------------------- example programs, flattened
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -89,14 +89,16 @@ def kernels_prelude() -> str:
     return prelude()
 
 
-def render_kernels_file(plans: Sequence[KernelPlan]) -> str:
-    """The whole `kernels.cu` of a program with these plans."""
+def render_kernels_file(plans: Sequence[KernelPlan], fast_division: bool = False) -> str:
+    """The whole `kernels.cu` of a program with these plans; f32 division
+    within 2 ulp where `fast_division` (`futgen build --fast-division`)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     template = env.get_template("kernels.cu.j2")
     sources = [p.source for p in plans]
     intra = any("futgen_group_" in s for s in sources)  # every intra-block kernel's barriers
     return template.render(prelude=kernels_prelude(), kernels=sources,
+                           fast_division=fast_division,
                            cub=intra or any("cub::" in s for s in sources), intra=intra,
                            atomics=any("futgen_atomic_combine" in s for s in sources),
                            locks=any("futgen_store_cg" in s for s in sources),

@@ -123,8 +123,10 @@ def binop(op: str, prim: str, x: Expr, y: Expr) -> Expr:
     t = _f32(prim)
     a, b = _widen(prim, x), _widen(prim, y)
     match op:
+        case "/" if t == "f32":
+            r: Expr = Call(F32_DIVISION, (a, b))
         case "+" | "-" | "*" | "/":
-            r: Expr = Bin(op, a, b)
+            r = Bin(op, a, b)
         case "%":
             r = _helper("fmod", t, a, b)
         case "**":
@@ -269,13 +271,36 @@ _INT_HELPERS_UNSIGNED = """\
 [[maybe_unused]] static __device__ inline {T} fut_sgn_{t}({T} x) {{ return ({T})(x > 0); }}
 """
 
+# f32 division (and reciprocals): correctly rounded, as C's `/` and
+# Futhark's semantics, unless the package was built with --fast-division
+# (FUTGEN_FAST_DIVISION 1, defined above the prelude): then within 2 ulp over
+# the whole range, PTX's div.full.f32, which XLA and Triton emit for f32
+# division.  The IEEE division's range check and slow path cost about twice
+# the instructions.
+F32_DIVISION = "fut_fdiv_f32"
+FAST_DIVISION_MACRO = "FUTGEN_FAST_DIVISION"
+_F32_DIVISION_HELPER = f"""\
+#ifndef {FAST_DIVISION_MACRO}
+#define {FAST_DIVISION_MACRO} 0
+#endif
+[[maybe_unused]] static __device__ inline float {F32_DIVISION}(float x, float y) {{
+#if {FAST_DIVISION_MACRO}
+  float r;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
+  return r;
+#else
+  return x / y;
+#endif
+}}
+"""
+
 _FLOAT_HELPERS = """\
 [[maybe_unused]] static __device__ inline {T} fut_fmod_{t}({T} x, {T} y) {{
   {T} r = {fmod}(x, y);
   return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }}
 [[maybe_unused]] static __device__ inline {T} fut_sgn_{t}({T} x) {{ return x > 0 ? ({T})1 : (x < 0 ? ({T})-1 : x); }}
-[[maybe_unused]] static __device__ inline {T} fut_recip_{t}({T} x) {{ return ({T})1 / x; }}
+[[maybe_unused]] static __device__ inline {T} fut_recip_{t}({T} x) {{ return {div}; }}
 [[maybe_unused]] static __device__ inline {T} fut_tanpi_{t}({T} x) {{ return {tan}(x * ({T})3.14159265358979323846); }}
 [[maybe_unused]] static __device__ inline {T} fut_asinpi_{t}({T} x) {{ return {asin}(x) / ({T})3.14159265358979323846; }}
 [[maybe_unused]] static __device__ inline {T} fut_acospi_{t}({T} x) {{ return {acos}(x) / ({T})3.14159265358979323846; }}
@@ -349,9 +374,12 @@ def prelude() -> str:
         parts.append(_INT_HELPERS_ALL.format(**fields))
         extra = _INT_HELPERS_SIGNED if t in SIGNED else _INT_HELPERS_UNSIGNED
         parts.append(extra.format(**fields))
+    parts.append(_F32_DIVISION_HELPER)
     for t in ("f32", "f64"):
         sfx = "f" if t == "f32" else ""
-        parts.append(_FLOAT_HELPERS.format(T=ctype(t), t=t, fmod="fmod" + sfx, tan="tan" + sfx,
+        div = f"{F32_DIVISION}(1.0f, x)" if t == "f32" else "1.0 / x"
+        parts.append(_FLOAT_HELPERS.format(T=ctype(t), t=t, div=div, fmod="fmod" + sfx,
+                                           tan="tan" + sfx,
                                            asin="asin" + sfx, acos="acos" + sfx,
                                            atan="atan" + sfx, atan2="atan2" + sfx))
     parts.append(_F16_HELPERS)
