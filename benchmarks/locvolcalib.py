@@ -117,6 +117,8 @@ def main() -> None:
                     help="version `override`: the tuned values with these changed")
     ap.add_argument("--tune-graphs", action="store_true",
                     help="autotune with calls replayed as CUDA graphs (autotune --graphs)")
+    ap.add_argument("--tune-fast-division", action="store_true",
+                    help="tune the --fast-division build (the `+fastdiv` versions' build)")
     ap.add_argument("--tune-timeout", type=float, default=12.0,
                     help="autotune's --timeout (s): a slower first call loses")
     ap.add_argument("--slow", type=float, default=2.0,
@@ -132,7 +134,7 @@ def main() -> None:
     print(f"build: {time.perf_counter() - t0:.2f} s", flush=True)
     # versions named `...+fastdiv` run a build with --fast-division
     fast_lib = lib
-    if "+fastdiv" in args.versions:
+    if "+fastdiv" in args.versions or args.tune_fast_division:
         from futgen.pipeline import Options
 
         fast_lib = import_package(build_package(prog, Path(tempfile.mkdtemp()) / "lvc", name="lvc",
@@ -144,8 +146,11 @@ def main() -> None:
         from futgen.tune.driver import autotune
 
         t0 = time.perf_counter()
+        from futgen.pipeline import Options
+
         result, text = autotune(str(prog), "cuda", 5, args.tune_timeout,
-                                graphs=args.tune_graphs, say=lambda s: print(s, flush=True))
+                                graphs=args.tune_graphs, say=lambda s: print(s, flush=True),
+                                options=Options(fast_division=args.tune_fast_division))
         tuning = {"values": result.values, "runs": result.runs,
                   "seconds": time.perf_counter() - t0}
         (out / "LocVolCalib.fut.tuning").write_text(text)
