@@ -395,10 +395,11 @@ def test_reads_across_the_threads_are_staged_in_tiles() -> None:
     to thread gets the tiled kernel (futgen/codegen/cuda/transposed.py),
     launched where both dimensions are 16 or more, beside the plain one:
     with a tile of 32 rows, and 1 or 2 more on each side for a stencil's
-    neighbours; a read along the threads stays a global read."""
+    neighbours; a read along the threads stays a global read; a tile that
+    no outer index moves serves a chunk of outer points."""
     plans = _plans(ROOT / "tests" / "programs" / "kernels" / "transposes.fut")
-    rows = {"add_transposed": 32, "stencil_down": 34, "batched": 32, "both_ways": 32,
-            "two_down": 36, "off_the_end": 34}
+    rows = {"add_transposed": 32, "stencil_down": 34, "batched": 32, "batch_by_one": 32,
+            "both_ways": 32, "two_down": 36, "off_the_end": 34}
     for fn, tile_rows in rows.items():
         [plan] = plans[fn]
         tiled, plain = plan.launches
@@ -411,6 +412,11 @@ def test_reads_across_the_threads_are_staged_in_tiles() -> None:
     tiled_kernel = both[both.index("transposed_"):both.index("segmap_")]
     assert len(re.findall(r"= tile_0_\d+\[", tiled_kernel)) == 1
     assert len(re.findall(r"= xss_\d+\[", tiled_kernel)) == 2  # the tile's load, the straight read
+    chunked = {fn for fn in rows if "chunk_" in plans[fn][0].source}
+    assert chunked == {"batch_by_one"}  # batched's tiles are at its outer index
+    shared = plans["batch_by_one"][0].source
+    shared = shared[shared.index("transposed_"):shared.index("segmap_")]
+    assert shared.index("__syncthreads();") < shared.index("for (int64_t outer_")
 
 
 def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:

@@ -401,8 +401,8 @@ TRANSPOSE_SHAPES = [(0, 4), (3, 0), (1, 1), (2, 40), (15, 16), (16, 16), (17, 33
 
 
 @pytest.mark.parametrize("shape", TRANSPOSE_SHAPES, ids=str)
-@pytest.mark.parametrize("entry", ["add_transposed", "stencil_down", "batched", "both_ways",
-                                   "two_down"])
+@pytest.mark.parametrize("entry", ["add_transposed", "stencil_down", "batched", "batch_by_one",
+                                   "both_ways", "two_down"])
 def test_transposed_reads(transposes, transposes_interp, entry: str,
                           shape: tuple[int, int]) -> None:
     """Maps that read across their threads, tiled where both dimensions are
@@ -411,15 +411,31 @@ def test_transposed_reads(transposes, transposes_interp, entry: str,
     if entry == "two_down" and n < 2:
         pytest.skip("iota (n - 2) of a negative size")
     rng = np.random.default_rng(n * 1009 + m)
+    k = 1 + (n * m) % 37  # outer points sharing batch_by_one's tiles: a chunk, or several
     args = {"add_transposed": lambda: [rng.random((n, m), np.float32),
                                        rng.random((m, n), np.float32)],
             "stencil_down": lambda: [rng.random((n, m))],
             "batched": lambda: [rng.integers(-99, 99, (3, n, m)).astype(np.int32),
                                 rng.integers(-99, 99, (3, m, n)).astype(np.int32)],
+            "batch_by_one": lambda: [rng.random((k, n, m), np.float32),
+                                     rng.random((m, n), np.float32)],
             "both_ways": lambda: [rng.integers(-99, 99, (n, n))],
             "two_down": lambda: [rng.random((n, m), np.float32)]}[entry]()
     got = getattr(transposes.Transposes(backend=BACKEND), entry)(*args)
     _same(got, _want(transposes_interp, entry, args), entry)
+
+
+@pytest.mark.parametrize("shape", [(43, 512, 512), (37, 300, 700)], ids=str)
+def test_tiles_shared_by_outer_points(transposes, transposes_interp,
+                                      shape: tuple[int, int, int]) -> None:
+    """A tile no outer index moves serves a chunk of outer points (on an
+    H100 or H200, 1056 blocks resident: chunks of 5 and 3, the last ones
+    short)."""
+    rng = np.random.default_rng(sum(shape))
+    k, n, m = shape
+    args = [rng.random((k, n, m), np.float32), rng.random((m, n), np.float32)]
+    got = transposes.Transposes(backend=BACKEND).batch_by_one(*args)
+    _same(got, _want(transposes_interp, "batch_by_one", args), "batch_by_one")
 
 
 @pytest.mark.parametrize("shape", [(40, 50), (5, 7), (300, 33)], ids=str)

@@ -15,6 +15,11 @@ a grid stride of tiles apart:
    `a - a0`; rows are padded to TILE + 1 words, so a warp reading down a
    column hits 32 banks.
 
+Where no tile depends on the outer indices (an array every outer point reads
+alike, as LocVolCalib's `mu` and `var`), a block keeps its tiles for a chunk
+of consecutive outer points: steps 1 and its barrier once, step 2 for each.
+The chunk is as long as leaves two waves of blocks (at most MAX_CHUNK).
+
 The program's bounds checks stay: a read that passes them lies in the tile.
 A thread that fails flags it (the first failure is the one reported) and
 stores nothing; the barrier before the next tile lets all the block's
@@ -47,6 +52,8 @@ POINTS = TILE * TILE // THREADS  # points of a tile each thread runs
 # Both dimensions of the tiles at least this many, or the plain kernel runs:
 # a tile of TILE x TILE over fewer points leaves most of its threads idle.
 TILED_FROM = 16
+# Outer points a block runs on one load of tiles that do not depend on them.
+MAX_CHUNK = 16
 FAILED = "failed"
 TID32 = Cast("int32_t", Lit("threadIdx.x"))
 
@@ -65,6 +72,8 @@ def compile_transposed(sc: SegCompile, op: SegMap, tiles: tuple[TileRead, ...],
     out_ptrs = [low.add_param(t.name, CTYPES[t.prim], True, t.name) for t in outs]
     dims = [low.subexp(d) for d in op.space.dims]
     outer = op.space.gtids[:-2]
+    shared_by_outer = bool(outer) and not any(
+        isinstance(se, ir.Var) and se.name in outer for tr in tiles for se in tr.lead)
     n_a, n_b = dims[-2], dims[-1]
     t, al, bl = low.fresh("tile"), low.fresh("al"), low.fresh("bl")
     a0, b0 = low.fresh("a0"), low.fresh("b0")
@@ -86,7 +95,7 @@ def compile_transposed(sc: SegCompile, op: SegMap, tiles: tuple[TileRead, ...],
         imp.Decl("int64_t", rest, Cast("int64_t", Bin("/", imp.Var(tu),
                                                       Bin("*", imp.Var(ta), imp.Var(tb)))), True),
     ]
-    if outer:
+    if outer and not shared_by_outer:
         inner += decompose(low, imp.Var(rest), outer, dims[:-2])
     inner.append(imp.If(Call("__syncthreads_or", (imp.Var(FAILED),)), (imp.Return(),)))
     views = []
@@ -105,18 +114,41 @@ def compile_transposed(sc: SegCompile, op: SegMap, tiles: tuple[TileRead, ...],
         return None
 
     low.staged = staged
-    inner += _points(low, op, out_ptrs, dims, imp.Var(a0), imp.Var(b0), al, bl)
+    host_ab = " * ".join(f"(-(-({sc.host_dim(d)}) // {TILE}))" for d in op.space.dims[-2:])
+    host_outer = sc.host_product(op.space.dims[:-2])
+    outer_tiles: Expr = product(dims[:-2])
+    if shared_by_outer:
+        chunk_host = (f"max(1, min({MAX_CHUNK}, ({host_outer}) * {host_ab} // "
+                      f"(2 * max(1, b.resident_threads // {THREADS}))))")
+        chunk = imp.Var(low.add_param(low.fresh("chunk"), "int64_t", False, chunk_host))
+        o = low.fresh("outer")
+        bind_outer = decompose(low, imp.Var(o), outer, dims[:-2])  # before the body's lowering
+        points = _chunk_of_outer_points(
+            low, o, product(dims[:-2]), imp.Var(rest), chunk,
+            [*bind_outer, *_points(low, op, out_ptrs, dims, imp.Var(a0), imp.Var(b0), al, bl)])
+        outer_tiles = Bin("/", Bin("+", outer_tiles, Bin("-", chunk, Lit("(int64_t)1"))), chunk)
+        host_outer = f"(-(-({host_outer}) // {chunk_host}))"
+    else:
+        points = _points(low, op, out_ptrs, dims, imp.Var(a0), imp.Var(b0), al, bl)
+    inner += points
     total = low.fresh("tiles")
     shared = [imp.Shared(CTYPES[low.type_of(tr.arr).elem], name,  # type: ignore[union-attr]
                          (TILE + 2 * tr.halo) * (TILE + 1)) for name, tr in views]
     body = [*shared, early_exit(barriers=True), imp.Decl("bool", FAILED, Lit("false")),
-            imp.Decl("int64_t", total, Bin("*", product(dims[:-2]), Bin("*", tiles_a, tiles_b))),
+            imp.Decl("int64_t", total, Bin("*", outer_tiles, Bin("*", tiles_a, tiles_b))),
             grid_stride(t, BID, imp.Var(total), inner, GDIM)]
-    host_tiles = " * ".join([sc.host_product(op.space.dims[:-2]),
-                             *(f"(-(-({sc.host_dim(d)}) // {TILE}))"
-                               for d in op.space.dims[-2:])])
-    sc.kernel("transposed", low, body, f"{host_tiles} * {THREADS}", THREADS, when=when,
-              max_threads=THREADS)
+    sc.kernel("transposed", low, body, f"{host_outer} * {host_ab} * {THREADS}", THREADS,
+              when=when, max_threads=THREADS)
+
+
+def _chunk_of_outer_points(low: KernelLowering, o: str, n: Expr, rest: Expr, chunk: Expr,
+                           body: list[Stm]) -> list[Stm]:
+    """`body` for each outer point `o` of chunk `rest` (`chunk` of the `n`,
+    the last chunk fewer), on the tiles already loaded."""
+    end = low.fresh("end")
+    first = Bin("*", rest, chunk)
+    return [imp.Decl("int64_t", end, imin(Bin("+", first, chunk), n)),
+            imp.For("int64_t", o, first, imp.Var(end), tuple(body), unroll=1)]
 
 
 def _points(low: KernelLowering, op: SegMap, outs: list[str], dims: list[Expr],
