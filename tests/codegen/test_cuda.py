@@ -718,10 +718,11 @@ def test_maps_reading_a_block_scan_at_their_own_point_run_in_its_second_pass() -
             for s, m in zip(stms, posts) if m is not None or isinstance(s.exp, SegScan)] == [
         ("SegScan", True), ("SegScan", False)]
     plans = _plans(INTRA)["scan_maps"]
-    # one per PostMap in each of the kernel's two variants
-    assert sum(p.source.count("futgen_group_sync<FUTGEN_GROUPS>();") for p in plans) == 4
+    # one per PostMap in each of the kernel's four variants (blocks or groups
+    # of lanes, 32- or 64-bit indices)
+    assert sum(p.source.count("futgen_group_sync<FUTGEN_GROUPS>();") for p in plans) == 8
     # and a thread whose fold failed skips its second pass: no map on its values
-    assert sum(p.source.count("(failed ? lo_") for p in plans) == 4
+    assert sum(p.source.count("(failed ? lo_") for p in plans) == 8
 
 
 def test_grid_stride_loops_stay_rolled() -> None:

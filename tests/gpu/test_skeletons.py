@@ -451,3 +451,32 @@ def test_transposed_reads_off_the_end_fail(transposes, shape: tuple[int, int]) -
     np.testing.assert_array_equal(lib.add_transposed(xss.astype(np.float32),
                                                      xss.T.astype(np.float32)),
                                   2 * xss.astype(np.float32))
+
+
+WIDE_INDICES = PROGRAMS / "wide_indices.fut"
+
+
+@pytest.mark.skipif(BACKEND != "cuda", reason="intra-block kernels are CUDA's")
+@pytest.mark.parametrize("shape", [(100, 257), (3, 1000), (1, 1)], ids=str)
+def test_intra_kernels_index_in_32_bits_where_everything_fits(tmp_path_factory, shape) -> None:
+    """The intra-block version of wide_indices.fut: its 32-bit variant for an
+    i64 parameter within NARROW_LIMIT, its 64-bit one beyond (`i + k` would
+    not fit), the interpreter's results from both."""
+    from futgen.codegen.cuda.lower import NARROW_LIMIT
+
+    lib = _package(tmp_path_factory, WIDE_INDICES, "wide_indices")
+    intra = {n: 0 if "suff_intra_par" in n else BIG for n in lib.TUNING_PARAMS
+             if "suff_" in n}
+    inst = lib.WideIndices(backend="cuda", tuning=intra)
+    b = inst._backend()
+    ran: list[str] = []
+    launch = b.launch_sig
+    b.launch_sig = lambda kernel, *args: (ran.append(kernel), launch(kernel, *args))[1]
+    interp = Interpreter(load(WIDE_INDICES))
+    xss = np.random.default_rng(sum(shape)).integers(-9, 9, shape)
+    for k, width in ((7, "narrow"), (NARROW_LIMIT, "narrow"), (NARROW_LIMIT + 1, "wide"),
+                     (-(1 << 40), "wide")):
+        ran.clear()
+        _same(inst.main(xss, k), _want(interp, "main", [xss, k]), f"k = {k}")
+        [kernel] = [r for r in ran if r.startswith("intra_")]
+        assert kernel.endswith("_wide") == (width == "wide"), (k, kernel)

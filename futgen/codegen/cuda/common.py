@@ -194,11 +194,11 @@ def decompose(low: KernelLowering, flat: Expr, gtids: Sequence[ir.VName],
     stms: list[Stm] = []
     rest = flat
     for k in range(len(gtids) - 1, -1, -1):
-        g = low.bind(gtids[k], ir.Prim("i64"))
+        ctype, g = low.bind_index(gtids[k])
         if k == 0:
-            stms.append(imp.Decl("int64_t", g, rest, True))
+            stms.append(imp.Decl(ctype, g, rest, True))
         else:
-            stms.append(imp.Decl("int64_t", g, Bin("%", rest, dims[k]), True))
+            stms.append(imp.Decl(ctype, g, Bin("%", rest, dims[k]), True))
             r = low.fresh("rest")
             stms.append(imp.Decl("int64_t", r, Bin("/", rest, dims[k]), True))
             rest = imp.Var(r)

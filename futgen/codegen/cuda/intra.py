@@ -66,10 +66,9 @@ from futgen.codegen.cuda.common import (
     grid_stride,
     imin,
     pointer,
-    rendered,
 )
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Lit, Stm
-from futgen.codegen.cuda.lower import KernelLowering, Out
+from futgen.codegen.cuda.lower import INDEX_MACRO, NARROW_LIMIT, KernelLowering, Out
 from futgen.codegen.cuda.private import ZERO, Buffer, PrivateMemory, product
 from futgen.codegen.cuda.skeleton import (
     ValueType,
@@ -197,12 +196,50 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
                                   f"{BLOCK_RESERVED_BYTES // 32} bytes")
     lanes, groups_host, nbytes = _block_shape(sc, op, layout)
     name = sc.fresh("intra")
-    variants = [f"#define {GROUPS} {flag}\n{rendered(name + suffix, low, body, MAX_BLOCK)}"
-                f"\n#undef {GROUPS}" for flag, suffix in (("false", ""), ("true", "_groups"))]
-    threads, shared = f"({sc.host_product(op.space.dims)}) * {lanes}", f"({nbytes}) * {groups_host}"
-    sc.add_kernel(name, "\n\n".join(variants), low, threads, lanes, f"{lanes} >= 32", shared)
-    sc.add_launch(name + "_groups", low, threads, lanes, f"{lanes} < 32", shared, groups_host)
+    params, prologue = _index_params(low)
+    body = [*prologue, *body]
+    variants = [f"#undef {INDEX_MACRO}\n#define {INDEX_MACRO} {index}\n#define {GROUPS} {flag}\n"
+                + render.kernel(imp.Kernel(name + suffix + width, params, tuple(body), MAX_BLOCK))
+                + f"\n#undef {GROUPS}"
+                for index, width in (("int32_t", ""), ("int64_t", "_wide"))
+                for flag, suffix in (("false", ""), ("true", "_groups"))]
+    variants.append(f"#undef {INDEX_MACRO}\n#define {INDEX_MACRO} int64_t")
+    points = sc.host_product(op.space.dims)
+    threads, shared = f"({points}) * {lanes}", f"({nbytes}) * {groups_host}"
+    narrow = _narrow_when(low, points)  # at each launch: the outputs exist by then
+    sc.sources.append("\n\n".join(variants))
+    for width, fits in (("", narrow), ("_wide", f"not ({narrow})")):
+        sc.add_launch(name + width, low, threads, lanes, f"{lanes} >= 32 and {fits}", shared)
+        sc.add_launch(name + "_groups" + width, low, threads, lanes,
+                      f"{lanes} < 32 and {fits}", shared, groups_host)
     return sc.plan([("array", o) for o in outs])
+
+
+def _index_params(low: BlockLowering) -> tuple[tuple[imp.KParam, ...], list[Stm]]:
+    """The kernel's parameters, each int64_t scalar `p` renamed `p_arg`,
+    and the declarations of each `p` in the index type (the narrow
+    variant's launch guard bounds them all)."""
+    params, prologue = [], []
+    for kp, _ in low.params.values():
+        if kp.pointer or kp.ctype != "int64_t":
+            params.append(kp)
+            continue
+        params.append(imp.KParam(kp.ctype, f"{kp.name}_arg", False))
+        prologue.append(imp.Decl(f"const {INDEX_MACRO}", kp.name,
+                                 Cast(INDEX_MACRO, imp.Var(f"{kp.name}_arg")), True))
+    return tuple(params), prologue
+
+
+def _narrow_when(low: BlockLowering, points: str) -> str:
+    """The host condition for the narrow variant: the space, every int64
+    parameter and every array at most NARROW_LIMIT (lower.py)."""
+    sizes = [f"({points})"]
+    for kp, arg in low.params.values():
+        if kp.pointer:
+            sizes.append(f"{arg.value}.size")
+        elif kp.ctype == "int64_t":
+            sizes.append(f"abs({arg.value})")
+    return f"max({', '.join(sizes)}) <= {NARROW_LIMIT}"
 
 
 def _block_shape(sc: SegCompile, op: SegMap, layout: SharedLayout) -> tuple[str, str, str]:
@@ -358,6 +395,7 @@ class BlockLowering(KernelLowering):
         space = sc.stm.exp.space  # type: ignore[attr-defined]
         self.ranges.update(zip(space.gtids, space.dims))
         self.scratch_bytes = 0  # the largest value a collective combines
+        self.index_type = INDEX_MACRO  # compiled in both widths (compile_intra)
 
     @property
     def shared(self) -> SharedMemory:

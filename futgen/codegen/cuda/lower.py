@@ -52,6 +52,22 @@ class ErrorTable:
         return code
 
 
+# Index arithmetic in 32 bits.  A kernel lowered with `index_type` set to
+# INDEX_MACRO is compiled twice (FUTGEN_IDX int32_t, then int64_t) and the
+# host launches the narrow one where every int64 parameter, every array and
+# the space have at most NARROW_LIMIT elements (`narrow_when`).  Its i64
+# values known to lie within NARROW_WEIGHT * NARROW_LIMIT + NARROW_CONSTANT
+# of 0 (thread indices, parameters, sums of a few such and small constants)
+# are declared FUTGEN_IDX: they then fit in an int32_t.  Other i64 values
+# stay int64_t, and i64 operations (`fut_add_i64`, ...) still compute in 64
+# bits, so nothing else changes; a row-major index over narrow values stays
+# below its array's length.
+INDEX_MACRO = "FUTGEN_IDX"
+NARROW_WEIGHT, NARROW_CONSTANT = 4, 1 << 20
+NARROW_LIMIT = (2**31 - 1 - NARROW_CONSTANT) // NARROW_WEIGHT
+Bound = tuple[int, int]  # |v| <= weight * NARROW_LIMIT + constant
+
+
 class KernelLowering:
     """Lowers kernel code into one kernel, collecting its parameters.
 
@@ -102,6 +118,11 @@ class KernelLowering:
         # Set by kernels that stage some reads in shared memory: the staged
         # value of `arr[sl]`, or None where it is read from global memory.
         self.staged: Callable[[ir.VName, tuple[ir.DimIndex, ...]], Expr | None] | None = None
+        # The C type of the kernel's indices: int64_t, or INDEX_MACRO where the
+        # kernel is compiled in both widths; then `narrow` bounds its i64
+        # variables declared in that type.
+        self.index_type = "int64_t"
+        self.narrow: dict[ir.VName, Bound] = {}
 
     # ---------------------------------------------------------- parameters
 
@@ -140,7 +161,7 @@ class KernelLowering:
     def size(self, d: ir.SubExp | None, arr: ir.VName, k: int) -> Expr:
         """Dimension `k` of host array `arr`, as an int64 kernel value."""
         if isinstance(d, ir.Constant):
-            return Lit(f"(int64_t){int(d.value)}")
+            return Lit(f"({self.index_type}){int(d.value)}")
         if isinstance(d, ir.Var):
             return self.var(d.name)
         name = self.add_param(f"{c_name(arr)}_dim{k}", "int64_t", False,
@@ -288,7 +309,31 @@ class KernelLowering:
 
     def _scalar(self, p: ir.Param, e: ir.Exp) -> list[Stm]:
         checks, value = self.exp(e)
-        return [*checks, imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), value, True)]
+        ctype = CTYPES[p.type.name]
+        if ctype == "int64_t" and self.index_type != ctype:
+            bound = _narrow_exp(e, self._narrow_bound)
+            if bound is not None:
+                self.narrow[p.name] = bound
+                ctype = self.index_type
+        return [*checks, imp.Decl(ctype, self.bind(p.name, p.type), value, True)]
+
+    def bind_index(self, v: ir.VName) -> tuple[str, str]:
+        """Binds thread or loop index `v` (below a dimension of the space):
+        its C type and name."""
+        if self.index_type != "int64_t":
+            self.narrow[v] = (1, 0)
+        return self.index_type, self.bind(v, ir.Prim("i64"))
+
+    def _narrow_bound(self, se: ir.SubExp) -> Bound | None:
+        """The bound of i64 `se` in a kernel compiled in both widths: a
+        parameter's is the launch guard's, NARROW_LIMIT."""
+        if isinstance(se, ir.Constant):
+            small = se.prim == "i64" and abs(int(se.value)) <= NARROW_CONSTANT
+            return (0, abs(int(se.value))) if small else None
+        if se.name in self.narrow:
+            return self.narrow[se.name]
+        local = se.name in self.local
+        return (1, 0) if not local and self.type_of(se.name) == ir.Prim("i64") else None
 
     def _declare(self, pat: Sequence[ir.Param]) -> list[Stm]:
         return [imp.Decl(CTYPES[p.type.name], self.bind(p.name, p.type), None, True)
@@ -536,12 +581,15 @@ class KernelLowering:
         if len(sl) != len(dims) or not all(isinstance(d, ir.DimFix) for d in sl):
             raise NotImplementedError(f"kernel code indexes {cname} with a slice; only "
                                       "fixed indices are allowed")
-        idx = [Cast("int64_t", self.subexp(d.i)) for d in sl]  # type: ignore[union-attr]
         stms: list[Stm] = []
         names = []
-        for k, i in enumerate(idx):
+        for k, d in enumerate(sl):
+            i = d.i  # type: ignore[union-attr]
+            narrow = self.index_type != "int64_t" and self._narrow_bound(i) is not None
+            ctype = self.index_type if narrow else "int64_t"
             n = self.fresh(f"{cname}_i{k}")
-            stms.append(imp.Decl("int64_t", n, i, maybe_unused=self.staged is not None))
+            stms.append(imp.Decl(ctype, n, Cast(ctype, self.subexp(i)),
+                                 maybe_unused=self.staged is not None))
             names.append(imp.Var(n))
         conds = [Bin("||", Bin("<", i, Lit("0")), Bin(">=", i, d))
                  for k, (i, d) in enumerate(zip(names, dims))
@@ -556,6 +604,28 @@ class KernelLowering:
             message = f"Index [{shown}] out of bounds for array of shape [{dims_text}]."
             stms.append(imp.If(out, (self.fail(message, loc, [*names, *shape]),)))
         return stms, row_major(names, dims)
+
+
+def _narrow_exp(e: ir.Exp, bound: Callable[[ir.SubExp], Bound | None]) -> Bound | None:
+    """The bound of i64 expression `e` from its operands' (`bound`), where
+    it is within NARROW_WEIGHT and NARROW_CONSTANT; None otherwise."""
+    out: Bound | None = None
+    match e:
+        case ir.SubExpOp(x) | ir.UnOp("neg" | "abs", "i64", x):
+            out = bound(x)
+        case ir.BinOp("+" | "-", "i64", x, y):
+            bx, by = bound(x), bound(y)
+            out = (bx[0] + by[0], bx[1] + by[1]) if bx and by else None
+        case ir.BinOp("max" | "min", "i64", x, y):
+            bx, by = bound(x), bound(y)
+            out = (max(bx[0], by[0]), max(bx[1], by[1])) if bx and by else None
+        case (ir.BinOp("*", "i64", x, ir.Constant(c)) |
+              ir.BinOp("*", "i64", ir.Constant(c), x)):
+            bx = bound(x)
+            out = (bx[0] * abs(int(c)), bx[1] * abs(int(c))) if bx else None
+    if out is None or out[0] > NARROW_WEIGHT or out[1] > NARROW_CONSTANT:
+        return None
+    return out
 
 
 def _assign_scalars(params: Sequence[str | Buffer], news: Sequence[str | Buffer]) -> list[Stm]:
