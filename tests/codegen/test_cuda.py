@@ -725,6 +725,66 @@ def test_maps_reading_a_block_scan_at_their_own_point_run_in_its_second_pass() -
     assert sum(p.source.count("(failed ? lo_") for p in plans) == 8
 
 
+def test_intra_kernels_come_in_32_and_64_bit_indices() -> None:
+    """wide_indices.fut's intra-block kernel: four variants (blocks or groups,
+    FUTGEN_IDX int32_t or int64_t), the 32-bit ones launched where the space,
+    the int64 arguments and the arrays fit NARROW_LIMIT; thread indices,
+    parameters and `m - 1 - i` in the index type, a product of indices and a
+    sum beyond NARROW_WEIGHT parameters in int64_t."""
+    from futgen.codegen.cuda.lower import NARROW_LIMIT
+
+    plans = _plans(ROOT / "tests" / "programs" / "kernels" / "wide_indices.fut")["main"]
+    [plan] = [p for p in plans if any(la.kernel.startswith("intra_") for la in p.launches)]
+    kernels = [la.kernel.split("_", 2)[-1] if la.kernel.count("_") > 1 else ""
+               for la in plan.launches]
+    assert kernels == ["", "groups", "wide", "groups_wide"]
+    narrow, groups, wide, groups_wide = (la.when for la in plan.launches)
+    fits = f"<= {NARROW_LIMIT}"
+    assert narrow.endswith(fits) and ".size" in narrow and "abs(k_" in narrow
+    assert groups.endswith(fits) and " < 32 and " in groups
+    assert wide.endswith(f"{fits})") and "and not (max(" in wide
+    assert groups_wide.endswith(f"{fits})") and " < 32 and not (max(" in groups_wide
+    source = plan.source
+    narrow_kernel = source[source.index("#define FUTGEN_IDX int32_t"):]
+    narrow_kernel = narrow_kernel[:narrow_kernel.index("#undef FUTGEN_GROUPS")]
+    assert re.search(r"int64_t k_\d+_arg", narrow_kernel)
+    assert re.search(r"const FUTGEN_IDX k_\d+ = \(\(FUTGEN_IDX\)k_\d+_arg\);", narrow_kernel)
+    assert re.search(r"FUTGEN_IDX ltid_\d+ = l_\d+;", narrow_kernel)
+    assert re.search(r"FUTGEN_IDX x_\d+ = fut_sub_i64\(x_\d+, x_\d+\);", narrow_kernel)  # m-1-i
+    assert re.search(r"FUTGEN_IDX x_\d+ = fut_add_i64\(x_\d+, k_\d+\);", narrow_kernel)  # i+k
+    assert re.search(r"int64_t x_\d+ = fut_mul_i64\(x_\d+, \(\(int64_t\)3\)\);",
+                     narrow_kernel)  # (i + k) * 3: weight 6
+    assert re.search(r"int64_t x_(\d+) = fut_mul_i64\(x_(\d+), x_\2\);", narrow_kernel)  # i * i
+
+
+def test_narrow_bounds() -> None:
+    """`_narrow_exp`: sums add weights and constants, constants scale them,
+    min and max take the larger, beyond NARROW_WEIGHT or NARROW_CONSTANT
+    (or any other operation) nothing is known."""
+    from futgen.codegen.cuda.lower import NARROW_CONSTANT, _narrow_exp
+
+    bounds = {"i": (1, 0), "n": (1, 0), "x": None}
+
+    def bound(se):
+        if isinstance(se, ir.Constant):
+            return (0, abs(int(se.value)))
+        return bounds[se.name.base]
+
+    v = {k: ir.Var(ir.VName(k, 0)) for k in bounds}
+    one = ir.Constant(1, "i64")
+    assert _narrow_exp(ir.BinOp("-", "i64", v["n"], v["i"]), bound) == (2, 0)
+    assert _narrow_exp(ir.BinOp("+", "i64", v["i"], one), bound) == (1, 1)
+    assert _narrow_exp(ir.BinOp("*", "i64", v["i"], ir.Constant(-4, "i64")), bound) == (4, 0)
+    assert _narrow_exp(ir.BinOp("*", "i64", v["i"], ir.Constant(5, "i64")), bound) is None
+    assert _narrow_exp(ir.BinOp("max", "i64", v["i"], one), bound) == (1, 1)
+    assert _narrow_exp(ir.BinOp("*", "i64", v["i"], v["n"]), bound) is None
+    assert _narrow_exp(ir.BinOp("+", "i64", v["i"], v["x"]), bound) is None
+    big = ir.Constant(NARROW_CONSTANT + 1, "i64")
+    assert _narrow_exp(ir.BinOp("+", "i64", v["i"], big), bound) is None
+    assert _narrow_exp(ir.UnOp("neg", "i64", v["i"]), bound) == (1, 0)
+    assert _narrow_exp(ir.BinOp("/", "i64", v["i"], one), bound) is None
+
+
 def test_grid_stride_loops_stay_rolled() -> None:
     """Every loop of a kernel over its points (plain, segmented, intra-block)
     in intra.fut is `#pragma unroll 1`: most threads run it once, and
