@@ -55,7 +55,7 @@ class ErrorTable:
 # Index arithmetic in 32 bits.  A kernel lowered with `index_type` set to
 # INDEX_MACRO is compiled twice (FUTGEN_IDX int32_t, then int64_t) and the
 # host launches the narrow one where every int64 parameter, every array and
-# the space have at most NARROW_LIMIT elements (`narrow_when`).  Its i64
+# the space have at most NARROW_LIMIT elements (`intra._narrow_when`).  Its i64
 # values known to lie within NARROW_WEIGHT * NARROW_LIMIT + NARROW_CONSTANT
 # of 0 (thread indices, parameters, sums of a few such and small constants)
 # are declared FUTGEN_IDX: they then fit in an int32_t.  Other i64 values
@@ -161,7 +161,8 @@ class KernelLowering:
     def size(self, d: ir.SubExp | None, arr: ir.VName, k: int) -> Expr:
         """Dimension `k` of host array `arr`, as an int64 kernel value."""
         if isinstance(d, ir.Constant):
-            return Lit(f"({self.index_type}){int(d.value)}")
+            fits = abs(int(d.value)) <= NARROW_LIMIT  # else only the 64-bit variant runs
+            return Lit(f"({self.index_type if fits else 'int64_t'}){int(d.value)}")
         if isinstance(d, ir.Var):
             return self.var(d.name)
         name = self.add_param(f"{c_name(arr)}_dim{k}", "int64_t", False,
