@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
-from futgen.codegen.cuda.lower import ErrorTable, KernelLowering, c_name
+from futgen.codegen.cuda.lower import (
+    INDEX_MACRO,
+    NARROW_LIMIT,
+    ErrorTable,
+    KernelLowering,
+    c_name,
+)
 from futgen.codegen.plan import (
     CTYPES,
     BlockSize,
@@ -181,6 +187,42 @@ def rendered(name: str, low: KernelLowering, body: Sequence[Stm],
     """Kernel `name`'s source: `body` with `low`'s parameters."""
     params = tuple(p for p, _ in low.params.values())
     return render.kernel(imp.Kernel(name, params, tuple(body), max_threads))
+
+
+def in_both_widths(low: KernelLowering, points: str,
+                   render_kernels: Callable[[tuple[imp.KParam, ...], tuple[Stm, ...], str], str],
+                   body: Sequence[Stm]) -> str:
+    """The source of a kernel lowered with `index_type` INDEX_MACRO, from
+    `render_kernels(params, body, suffix)`: once with FUTGEN_IDX int32_t
+    (suffix ""), once with int64_t ("_wide"); its int64 scalar parameters
+    `p` arrive as `p_arg` and are declared in the index type.  Launch the
+    first where `narrow_when(low, points)`."""
+    params, prologue = [], []
+    for kp, _ in low.params.values():
+        if kp.pointer or kp.ctype != "int64_t":
+            params.append(kp)
+            continue
+        params.append(imp.KParam(kp.ctype, f"{kp.name}_arg", False))
+        prologue.append(imp.Decl(f"const {INDEX_MACRO}", kp.name,
+                                 Cast(INDEX_MACRO, imp.Var(f"{kp.name}_arg")), True))
+    full = (*prologue, *body)
+    variants = [f"#undef {INDEX_MACRO}\n#define {INDEX_MACRO} {ctype}\n"
+                + render_kernels(tuple(params), full, width)
+                for ctype, width in (("int32_t", ""), ("int64_t", "_wide"))]
+    return "\n\n".join([*variants, f"#undef {INDEX_MACRO}\n#define {INDEX_MACRO} int64_t"])
+
+
+def narrow_when(low: KernelLowering, points: str) -> str:
+    """The host condition for a kernel's 32-bit variant (`in_both_widths`):
+    its space (`points`), every int64 parameter and every array at most
+    NARROW_LIMIT (lower.py).  Checked at the launch: the outputs exist."""
+    sizes = [f"({points})"]
+    for kp, arg in low.params.values():
+        if kp.pointer:
+            sizes.append(f"{arg.value}.size")
+        elif kp.ctype == "int64_t":
+            sizes.append(f"abs({arg.value})")
+    return f"max({', '.join(sizes)}) <= {NARROW_LIMIT}"
 
 
 def pointer(low: KernelLowering, t: Temp) -> str:

@@ -65,10 +65,12 @@ from futgen.codegen.cuda.common import (
     early_exit,
     grid_stride,
     imin,
+    in_both_widths,
+    narrow_when,
     pointer,
 )
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Lit, Stm
-from futgen.codegen.cuda.lower import INDEX_MACRO, NARROW_LIMIT, KernelLowering, Out
+from futgen.codegen.cuda.lower import INDEX_MACRO, KernelLowering, Out
 from futgen.codegen.cuda.private import ZERO, Buffer, PrivateMemory, product
 from futgen.codegen.cuda.skeleton import (
     ValueType,
@@ -196,50 +198,19 @@ def compile_intra(sc: SegCompile, op: SegMap) -> KernelPlan:
                                   f"{BLOCK_RESERVED_BYTES // 32} bytes")
     lanes, groups_host, nbytes = _block_shape(sc, op, layout)
     name = sc.fresh("intra")
-    params, prologue = _index_params(low)
-    body = [*prologue, *body]
-    variants = [f"#undef {INDEX_MACRO}\n#define {INDEX_MACRO} {index}\n#define {GROUPS} {flag}\n"
-                + render.kernel(imp.Kernel(name + suffix + width, params, tuple(body), MAX_BLOCK))
-                + f"\n#undef {GROUPS}"
-                for index, width in (("int32_t", ""), ("int64_t", "_wide"))
-                for flag, suffix in (("false", ""), ("true", "_groups"))]
-    variants.append(f"#undef {INDEX_MACRO}\n#define {INDEX_MACRO} int64_t")
     points = sc.host_product(op.space.dims)
+    sc.sources.append(in_both_widths(low, points, lambda params, body_, width: "\n\n".join(
+        f"#define {GROUPS} {flag}\n"
+        + render.kernel(imp.Kernel(name + suffix + width, params, body_, MAX_BLOCK))
+        + f"\n#undef {GROUPS}" for flag, suffix in (("false", ""), ("true", "_groups"))),
+        body))
     threads, shared = f"({points}) * {lanes}", f"({nbytes}) * {groups_host}"
-    narrow = _narrow_when(low, points)  # at each launch: the outputs exist by then
-    sc.sources.append("\n\n".join(variants))
+    narrow = narrow_when(low, points)
     for width, fits in (("", narrow), ("_wide", f"not ({narrow})")):
         sc.add_launch(name + width, low, threads, lanes, f"{lanes} >= 32 and {fits}", shared)
         sc.add_launch(name + "_groups" + width, low, threads, lanes,
                       f"{lanes} < 32 and {fits}", shared, groups_host)
     return sc.plan([("array", o) for o in outs])
-
-
-def _index_params(low: BlockLowering) -> tuple[tuple[imp.KParam, ...], list[Stm]]:
-    """The kernel's parameters, each int64_t scalar `p` renamed `p_arg`,
-    and the declarations of each `p` in the index type (the narrow
-    variant's launch guard bounds them all)."""
-    params, prologue = [], []
-    for kp, _ in low.params.values():
-        if kp.pointer or kp.ctype != "int64_t":
-            params.append(kp)
-            continue
-        params.append(imp.KParam(kp.ctype, f"{kp.name}_arg", False))
-        prologue.append(imp.Decl(f"const {INDEX_MACRO}", kp.name,
-                                 Cast(INDEX_MACRO, imp.Var(f"{kp.name}_arg")), True))
-    return tuple(params), prologue
-
-
-def _narrow_when(low: BlockLowering, points: str) -> str:
-    """The host condition for the narrow variant: the space, every int64
-    parameter and every array at most NARROW_LIMIT (lower.py)."""
-    sizes = [f"({points})"]
-    for kp, arg in low.params.values():
-        if kp.pointer:
-            sizes.append(f"{arg.value}.size")
-        elif kp.ctype == "int64_t":
-            sizes.append(f"abs({arg.value})")
-    return f"max({', '.join(sizes)}) <= {NARROW_LIMIT}"
 
 
 def _block_shape(sc: SegCompile, op: SegMap, layout: SharedLayout) -> tuple[str, str, str]:
