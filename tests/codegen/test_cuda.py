@@ -402,23 +402,20 @@ def test_reads_across_the_threads_are_staged_in_tiles() -> None:
             "both_ways": 32, "two_down": 36, "off_the_end": 34}
     for fn, tile_rows in rows.items():
         [plan] = plans[fn]
-        tiled, wide, plain = plan.launches  # tiles in 32- and 64-bit indices, the plain kernel
+        tiled, plain = plan.launches
         assert tiled.kernel.startswith("transposed_") and plain.kernel.startswith("segmap_")
-        assert wide.kernel == tiled.kernel + "_wide"
-        when = plain.when.removeprefix("not (").removesuffix(")")
-        assert when.startswith("min(") and when.endswith(") >= 16")
-        assert tiled.when.startswith(f"({when}) and max(")
-        assert wide.when.startswith(f"({when}) and not (max(")
+        assert tiled.when.startswith("min(") and tiled.when.endswith(") >= 16")
+        assert plain.when == f"not ({tiled.when})"
         assert re.search(rf"__shared__ __align__\(16\) \w+ tile_0_\d+\[{tile_rows * 33}\];",
                          plan.source), fn
     both = plans["both_ways"][0].source
-    tiled_kernel = both[both.index("transposed_"):both.index("_wide(")]  # the 32-bit one
+    tiled_kernel = both[both.index("transposed_"):both.index("segmap_")]
     assert len(re.findall(r"= tile_0_\d+\[", tiled_kernel)) == 1
     assert len(re.findall(r"= xss_\d+\[", tiled_kernel)) == 2  # the tile's load, the straight read
     chunked = {fn for fn in rows if "chunk_" in plans[fn][0].source}
     assert chunked == {"batch_by_one"}  # batched's tiles are at its outer index
     shared = plans["batch_by_one"][0].source
-    shared = shared[shared.index("transposed_"):shared.index("_wide(")]
+    shared = shared[shared.index("transposed_"):shared.index("segmap_")]
     assert shared.index("__syncthreads();") < shared.index("for (int64_t outer_")
 
 

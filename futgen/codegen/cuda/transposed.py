@@ -28,7 +28,7 @@ threads leave together.
 
 from __future__ import annotations
 
-from futgen.codegen.cuda import imp, render
+from futgen.codegen.cuda import imp
 from futgen.codegen.cuda.common import (
     BID,
     GDIM,
@@ -38,11 +38,9 @@ from futgen.codegen.cuda.common import (
     grid_stride,
     imax,
     imin,
-    in_both_widths,
-    narrow_when,
 )
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
-from futgen.codegen.cuda.lower import INDEX_MACRO, KernelLowering, c_name
+from futgen.codegen.cuda.lower import KernelLowering, c_name
 from futgen.codegen.cuda.private import product, row_major
 from futgen.codegen.plan import CTYPES, Temp
 from futgen.core import ir
@@ -71,7 +69,6 @@ def compile_transposed(sc: SegCompile, op: SegMap, tiles: tuple[TileRead, ...],
     """Adds the tiled kernel of `op` (results stored to `outs`), launched where `when`."""
     low = sc.lowering()
     low.fail_flag = FAILED
-    low.index_type = INDEX_MACRO  # compiled in both widths
     out_ptrs = [low.add_param(t.name, CTYPES[t.prim], True, t.name) for t in outs]
     dims = [low.subexp(d) for d in op.space.dims]
     outer = op.space.gtids[:-2]
@@ -140,14 +137,8 @@ def compile_transposed(sc: SegCompile, op: SegMap, tiles: tuple[TileRead, ...],
     body = [*shared, early_exit(barriers=True), imp.Decl("bool", FAILED, Lit("false")),
             imp.Decl("int64_t", total, Bin("*", outer_tiles, Bin("*", tiles_a, tiles_b))),
             grid_stride(t, BID, imp.Var(total), inner, GDIM)]
-    name = sc.fresh("transposed")
-    points = sc.host_product(op.space.dims)
-    sc.sources.append(in_both_widths(low, points, lambda params, body_, width: render.kernel(
-        imp.Kernel(name + width, params, body_, THREADS)), body))
-    narrow = narrow_when(low, points)
-    for width, fits in (("", narrow), ("_wide", f"not ({narrow})")):
-        sc.add_launch(name + width, low, f"{host_outer} * {host_ab} * {THREADS}", THREADS,
-                      f"({when}) and {fits}")
+    sc.kernel("transposed", low, body, f"{host_outer} * {host_ab} * {THREADS}", THREADS,
+              when=when, max_threads=THREADS)
 
 
 def _chunk_of_outer_points(low: KernelLowering, o: str, n: Expr, rest: Expr, chunk: Expr,
@@ -180,9 +171,8 @@ def _points(low: KernelLowering, op: SegMap, outs: list[str], dims: list[Expr],
 
     ga, gb = coords(j)
     last = Lit("(int64_t)1")
-    (ctype, a_name), (_, b_name) = low.bind_index(a), low.bind_index(b)
-    point = [imp.Decl(ctype, a_name, imin(ga, Bin("-", n_a, last)), True),
-             imp.Decl(ctype, b_name, imin(gb, Bin("-", n_b, last)), True),
+    point = [imp.Decl("int64_t", low.bind(a, ir.Prim("i64")), imin(ga, Bin("-", n_a, last)), True),
+             imp.Decl("int64_t", low.bind(b, ir.Prim("i64")), imin(gb, Bin("-", n_b, last)), True),
              imp.Decl("int32_t", al, Cast("int32_t", Bin("-", imp.Var(c_name(a)), a0))),
              imp.Decl("int32_t", bl, Cast("int32_t", Bin("-", imp.Var(c_name(b)), b0)))]
     slots = [f"{r}[{j}]" for r in res]  # C lvalues: element j of each result's array
