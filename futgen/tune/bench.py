@@ -135,8 +135,9 @@ def benchmark(path: str, backend: str = "auto", runs: int = 10, *, entry: str | 
               progress: Callable[[str, int], Any] | None = None,
               options: Options | None = None) -> list[ProgramResult]:
     """Time every dataset of `path`, built with the passes' `options` (see
-    the module's text); one result per entry point.  `progress(dataset, runs)` returns a callable that is
-    called after each timed run (a progress bar's update)."""
+    the module's text); one result per entry point.  `progress(dataset,
+    runs)` returns a callable that is called after each timed run (a
+    progress bar's update)."""
     from futgen.codegen.package import tuning_file
     from futgen.data.compare import DEFAULT_TOLERANCE
     from futgen.testing.compiled import compile_package

@@ -84,16 +84,16 @@ def autotune(path: str, backend: str = "auto", runs: int = 10, timeout: float = 
              options: Options | None = None) -> tuple[TuneResult, str]:
     """Tune `path`'s thresholds, built with the passes' `options`, on the
     datasets of its test blocks (those `futgen bench` runs); the result and
-    the tuning file's text.  The
-    version guards are tuned, as Futhark's tuner does; with `strategies`,
-    the kernels' strategy guards too (tiles, split loops, reduction
-    strategies), whose defaults were chosen for the device by hand and
-    whose best values depend on more than their P (a loop's length, say),
-    so that small training datasets can mislead them.  With `graphs`, CUDA
-    calls are timed as replays of CUDA graphs (each setting recorded anew):
-    what a package used with graphs=True spends, without the host's costs
-    of launching, which can hide what a kernel's block size gains (the
-    profile method's regions are still timed without graphs)."""
+    the tuning file's text.  The version guards are tuned, as Futhark's
+    tuner does; with `strategies`, the kernels' strategy guards too (tiles,
+    split loops, reduction strategies), whose defaults were chosen for the
+    device by hand and whose best values depend on more than their P (a
+    loop's length, say), so that small training datasets can mislead them.
+    With `graphs`, CUDA calls are timed as replays of CUDA graphs (each
+    setting recorded anew): what a package used with graphs=True spends,
+    without the host's costs of launching, which can hide what a kernel's
+    block size gains (the profile method's regions are still timed without
+    graphs)."""
     import datetime
 
     from futgen.errors import FutgenError

@@ -12,7 +12,7 @@ import pytest
 
 from futgen.codegen.package import build_package
 from futgen.pipeline import Options
-from futgen.testing.compiled import import_package
+from futgen.testing.compiled import CompiledPackage, import_package
 
 pytestmark = pytest.mark.gpu
 # The same checks on the CPU backend (which divides as NumPy does), to try
@@ -25,8 +25,7 @@ PROGRAM = Path(__file__).resolve().parents[1] / "programs" / "kernels" / "divisi
 def _instance(factory: pytest.TempPathFactory, name: str, fast: bool):
     pkg = build_package(PROGRAM, factory.mktemp(name) / "pkg", name=name,
                         options=Options(fast_division=fast))
-    return getattr(import_package(pkg), "".join(w.title() for w in name.split("_")))(
-        backend=BACKEND)
+    return CompiledPackage(import_package(pkg), BACKEND, str(PROGRAM)).instance
 
 
 @pytest.fixture(scope="module")

@@ -55,7 +55,7 @@ class ErrorTable:
 # Index arithmetic in 32 bits.  A kernel lowered with `index_type` set to
 # INDEX_MACRO is compiled twice (FUTGEN_IDX int32_t, then int64_t) and the
 # host launches the narrow one where every int64 parameter, every array and
-# the space have at most NARROW_LIMIT elements (`intra._narrow_when`).  Its i64
+# the space have at most NARROW_LIMIT elements (`common.narrow_when`).  Its i64
 # values known to lie within NARROW_WEIGHT * NARROW_LIMIT + NARROW_CONSTANT
 # of 0 (thread indices, parameters, sums of a few such and small constants)
 # are declared FUTGEN_IDX: they then fit in an int32_t.  Other i64 values
