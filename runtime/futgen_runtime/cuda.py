@@ -131,7 +131,7 @@ class Recorded:
                 cudagraph.destroy(self.graph, self.graph_exec)
                 self.graph = self.graph_exec = 0
                 self.inputs, self.results, self.keep = [], (), []
-                self.pool.free_held()
+                _free_spare_blocks(self.pool)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at exit the context may be gone
@@ -164,7 +164,7 @@ class CudaBackend:
         self._max_shared = int(attrs[cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])
         # The smallest grid cap of any block size: launches below it skip max_grid.
         self._uncapped_blocks = self.max_grid(1024)
-        self._pool = DeviceMemoryPool()
+        self._pool = _holding_pool()
         # The failure protocol (futgen/codegen/plan.py): the first failing
         # thread wins an atomicCAS on a device word (which running kernels
         # poll), then writes its arguments and the code to host memory the
@@ -214,12 +214,13 @@ class CudaBackend:
 
     def _allocate(self, nbytes: int) -> Any:
         """Pool allocation; out of memory frees the pool's spare blocks, then raises MemoryError."""
+        nbytes = max(nbytes, _SMALLEST_REQUEST)  # never the bin of the pool's kept block
         try:
             return self._pool.allocate(nbytes)
         except cuda.MemoryError:
             if self._recording is not None:  # the recorded graph may use its spare blocks
                 raise CaptureUnsupported("the call ran out of memory while recorded") from None
-            self._pool.free_held()
+            _free_spare_blocks(self._pool)
         try:
             return self._pool.allocate(nbytes)
         except cuda.MemoryError:
@@ -494,7 +495,7 @@ class CudaBackend:
             if self._graph_stream is None:
                 self._graph_stream = cuda.Stream()
             stream = self._graph_stream.handle
-            pool, keep, saved_pool = DeviceMemoryPool(), [], self._pool
+            pool, keep, saved_pool = _holding_pool(), [], self._pool
             self._pool = pool
             try:
                 inputs = [self._new(x.shape, x.dtype) if isinstance(x, gpuarray.GPUArray) else x
@@ -873,6 +874,32 @@ def _fast_arrays_match(device: str) -> bool:
         return vars(made) == vars(fast)
     except Exception:  # noqa: BLE001 -- any difference means: use the constructor
         return False
+
+
+# PyCUDA's memory pool takes the current context when it starts holding
+# freed blocks (a block freed into a pool that holds none) and, where no
+# context is current, throws from the freeing destructor, which aborts the
+# process: an array freed at the end of a thread that never had a context,
+# or at exit after `_pop_contexts`.  So each pool keeps one block, of a size
+# `_allocate` never asks for (requests are at least _SMALLEST_REQUEST bytes,
+# and bins grow with the size), from its creation on: it never stops
+# holding blocks, and frees need no context.
+_KEPT_BLOCK = 1
+_SMALLEST_REQUEST = 2
+
+
+def _holding_pool() -> DeviceMemoryPool:
+    """A memory pool that holds a block from the start (our context current)."""
+    pool = DeviceMemoryPool()
+    pool.allocate(_KEPT_BLOCK).free()
+    return pool
+
+
+def _free_spare_blocks(pool: DeviceMemoryPool) -> None:
+    """Frees the pool's held blocks but one (our context current)."""
+    pool.free_held()
+    with contextlib.suppress(cuda.Error):  # out of memory even for a byte: keep none
+        pool.allocate(_KEPT_BLOCK).free()
 
 
 @contextlib.contextmanager

@@ -114,6 +114,46 @@ def test_launch_with_a_known_signature(b) -> None:
     b.sync()
 
 
+# A fresh process (the pool's first freed block is what used to abort it):
+# a backend, then arrays made, freed or kept by a thread with no context.
+_THREAD_SCRIPT = r"""
+import sys, threading
+import numpy as np
+from futgen_runtime import make_backend
+b = make_backend("cuda", kernels_source=sys.argv[2], cache_dir=sys.argv[3])
+n = 1000
+y, dx = b.from_host(np.ones(n)), b.from_host(np.arange(n, dtype=np.float64))
+kept = []
+def work():
+    fresh = b.empty((12345,), "float64")
+    if sys.argv[1] == "keep":
+        kept.append(fresh)  # freed at exit, after the context is popped
+    b.launch_sig("axpy", "PdPq", n, 256, 0, y.gpudata, 1.0, dx.gpudata, n)
+threading.Thread(target=work).start()
+for t in threading.enumerate():
+    if t is not threading.main_thread():
+        t.join()
+assert b.to_host(y)[3] == 4.0
+print("done")
+"""
+
+
+@pytest.mark.parametrize("mode", ["free", "keep"])
+def test_arrays_freed_where_no_context_is_current(cache: Path, mode: str) -> None:
+    """An array freed by a thread that never had a context, or at exit, in a
+    process whose memory pool had freed nothing before: PyCUDA's pool used
+    to throw from the destructor there (no current context), aborting it."""
+    import os
+    import subprocess
+    import sys
+
+    runtime = str(Path(__file__).resolve().parents[2] / "runtime")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([runtime, os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT, mode, KERNELS, str(cache)],
+                       capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert (r.returncode, r.stdout.strip()) == (0, "done"), r.stderr
+
+
 @pytest.mark.parametrize("n", [1, 1000, 16384, 16385, 100_000])
 def test_transfers_both_ways(b, n: int) -> None:
     """Small results come back through pinned memory, large ones directly;
