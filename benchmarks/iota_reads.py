@@ -1,4 +1,4 @@
-"""Maps over `iota`: what the iota-reads pass saves (futgen.opt.iota_reads).
+"""Maps over `iota`: what the computed-reads pass saves on iotas (futgen.opt.computed_reads).
 
 `map f (iota n)` used to make the iota on the device (8n bytes written) and
 read it back in the map's kernel; with the pass, the kernel computes each

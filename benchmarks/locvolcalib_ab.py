@@ -6,7 +6,7 @@ package of `--baseline` (a checkout of another commit, which compiles it
 in a subprocess) and this tree's, each with the tuned values of
 `--tuning` (`--baseline-tuning` for the baseline's, where names differ), called in turns (`--rounds` rounds of 5 synchronised calls
 each); the launches of one call are counted and every result is checked
-against the `.out` file.  `--graphs` replays calls as CUDA graphs,
+against the `.out` file.  `--graphs` replays calls as CUDA graphs, `--fast-division` builds both so,
 `--override NAME=VALUE ...` changes tuned values of both, and `--kernels`
 prints each build's slowest kernels in one call of each dataset.
 
@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--graphs", action="store_true")
     ap.add_argument("--override", nargs="+", default=[], metavar="NAME=VALUE")
     ap.add_argument("--kernels", action="store_true")
+    ap.add_argument("--fast-division", action="store_true", help="both builds with --fast-division")
     args = ap.parse_args()
     overrides = {k: int(v) for k, v in (o.split("=") for o in args.override)}
     import pycuda.driver as cuda
@@ -75,14 +76,20 @@ def main() -> None:
     prog = Path(args.suite).resolve() / "finpar" / "LocVolCalib.fut"
     base = Path(args.baseline).resolve()
     out = Path(tempfile.mkdtemp())
+    from futgen.pipeline import Options
+
+    options = Options(fast_division=args.fast_division)
     build = ("import sys; from futgen.codegen.package import build_package; "
-             "build_package(sys.argv[1], sys.argv[2], name='lvcbase')")
-    subprocess.run([sys.executable, "-c", build, str(prog), str(out)], cwd=base, check=True,
+             "from futgen.pipeline import Options; "
+             "build_package(sys.argv[1], sys.argv[2], name='lvcbase', "
+             "options=Options(fast_division=sys.argv[3] == '1'))")
+    subprocess.run([sys.executable, "-c", build, str(prog), str(out), str(int(args.fast_division))],
+                   cwd=base, check=True,
                    env={**os.environ, "PYTHONPATH": os.pathsep.join(
                        [str(base), str(base / "runtime"), *sys.path])})
     counts = {"baseline": [0], "this tree": [0]}
     libs = {"baseline": import_package(out / "lvcbase"),
-            "this tree": import_package(build_package(prog, out, name="lvchead"))}
+            "this tree": import_package(build_package(prog, out, name="lvchead", options=options))}
     tunings = {"baseline": Path(args.baseline_tuning or args.tuning),
                "this tree": Path(args.tuning)}
     insts = {k: _instance(lib, tunings[k], overrides, args.graphs, counts[k])

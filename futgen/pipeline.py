@@ -46,7 +46,7 @@ from futgen.core import ir
 from futgen.flatten import flatten
 from futgen.flatten.fusion import fuse
 from futgen.gpu import check as gpu_check
-from futgen.opt.iota_reads import iota_reads
+from futgen.opt.computed_reads import computed_reads
 from futgen.opt.rearranges import fuse_rearranges
 from futgen.opt.simplify import simplify
 from futgen.opt.simplify_host import simplify_host
@@ -104,9 +104,10 @@ PASSES: tuple[Pass, ...] = (
     Pass("flatten", "core IR to GPU IR: parallel SOACs become SegOps whose bodies are "
          "sequential kernel code, in versions guarded by thresholds (incremental "
          "flattening); the kernel-code rules checked", _flatten, gpu=True),
-    Pass("iota-reads", "kernels compute the elements of host iotas they read at an index "
-         "known in range (`start + i * stride`) instead of reading them",
-         lambda prog, options: iota_reads(prog), gpu=True),
+    Pass("computed-reads", "kernels compute the elements of host iotas and replicates "
+         "they read at indices known in range (`start + i * stride`, the replicated "
+         "value) instead of reading them",
+         lambda prog, options: computed_reads(prog), gpu=True),
     Pass("fuse-rearranges", "a transposition that SegMaps can read through is not made: they "
          "read its source with the indices permuted (where no read becomes less coalesced, "
          "or tiles stage it); a SegMap's result wanted transposed is made so by the SegMap; "

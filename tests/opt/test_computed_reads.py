@@ -1,7 +1,7 @@
-"""The iota-reads pass (futgen.opt.iota_reads): kernels compute the
-elements of host iotas they read at indices known in range, and keep the
-other reads (and their bounds checks); the GPU IR interpreter gives the
-same results before and after, in every version."""
+"""The computed-reads pass (futgen.opt.computed_reads): kernels compute the
+elements of host iotas and replicates they read at indices known in range,
+and keep the other reads (and their bounds checks); the GPU IR interpreter
+gives the same results before and after, in every version."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import ThresholdCmp, path_entries
 from futgen.gpu.pretty import pretty
-from futgen.opt.iota_reads import iota_reads
+from futgen.opt.computed_reads import computed_reads
 from futgen.opt.parts import host_stms
 from futgen.pipeline import run_passes
 from futgen.tune.forest import version_runs
@@ -36,16 +36,31 @@ entry updated (n: i64) : []i64 =
   let is = iota n
   let is[0] = 7
   in map (\\i -> is[i] + 1) (iota n)
+entry coefficients [n][m] (c: f32) (xss: [n][m]f32) : [n][m]f32 =
+  let mus = replicate n (replicate m c)
+  let zeros = replicate m (replicate n 0f32)
+  in map3 (\\xs mu_row j -> map2 (\\x mu -> x * mu + zeros[j % m, 0]) xs mu_row) xss mus (iota n)
+entry swapped [n][m] (c: f32) (xss: [n][m]f32) : [m][n]f32 =
+  let mus = replicate m (replicate n c)
+  in map (\\j -> map (\\i -> xss[i, j] * mus[j, i]) (iota n)) (iota m)
+entry rows_of [m] (n: i64) (xs: [m]f32) (k: i64) : [n]f32 =
+  let xss = replicate n xs in map (\\i -> f32.sum xss[i] + xss[i, k]) (iota n)
+entry halves (n: i64) : []i64 =
+  let hs = replicate n (iota 8) in map (\\i -> hs[i, i % 8] + hs[i, 3]) (iota n)
 """
 ARGS = {"strided": [np.int64(10)], "rows": [np.arange(12).reshape(3, 4)],
         "shifted": [np.int64(5), np.arange(5) * 10], "looped": [np.int64(6)],
         "shifts": [np.arange(12).reshape(3, 4) - 5], "updated": [np.int64(4)],
-        "through": [np.int64(9)]}
+        "through": [np.int64(9)],
+        "coefficients": [np.float32(1.5), np.arange(12, dtype=np.float32).reshape(3, 4)],
+        "swapped": [np.float32(-2), np.arange(12, dtype=np.float32).reshape(3, 4)],
+        "rows_of": [np.int64(3), np.arange(4, dtype=np.float32), np.int64(2)],
+        "halves": [np.int64(5)]}
 
 
 def _before_and_after():
     before = run_passes(internalise(check_source(SOURCE)), until="flatten")
-    after = iota_reads(before)
+    after = computed_reads(before)
     check_program(after)
     return before, after
 
@@ -70,6 +85,26 @@ def test_reads_at_indices_in_range_become_arithmetic_and_others_stay() -> None:
     # `is[i + 1]`: i + 1 is not known below n + 1, so its read (and check) stays.
     _, shifted_read = _iota_reads(before, "shifted")
     assert _iota_reads(after, "shifted") == [shifted_read]
+
+
+def _replicate_reads(prog, entry: str) -> list[str]:
+    """The reads of replicates (`rep_`) in `entry`'s kernels."""
+    return re.findall(r"= (rep_\d+)\[", pretty(prog.function(entry)))
+
+
+def test_reads_of_replicates_at_indices_in_range_become_their_value() -> None:
+    before, after = _before_and_after()
+    for entry in ("swapped", "rows_of", "halves"):
+        assert _replicate_reads(before, entry), entry
+        assert not _replicate_reads(after, entry), entry
+    assert re.search(r"= c_\d+\n", _kernels(after, "swapped"))  # the replicated scalar
+    # `mus[i, j]` goes; `zeros[j % m, 0]` stays, its indices not known in range.
+    mus, zeros = _replicate_reads(before, "coefficients")
+    assert _replicate_reads(after, "coefficients") == [zeros]
+    # `hs[i, 3]` becomes a read of the iota `hs` replicates, then `3`;
+    # `hs[i, i % 8]` a read of the iota, at an index not known in range.
+    assert not _replicate_reads(after, "halves")
+    assert len(_iota_reads(after, "halves")) == 1
 
 
 def _thresholds(prog) -> dict[str, dict]:
