@@ -99,7 +99,7 @@ def test_reads_of_replicates_at_indices_in_range_become_their_value() -> None:
         assert not _replicate_reads(after, entry), entry
     assert re.search(r"= c_\d+\n", _kernels(after, "swapped"))  # the replicated scalar
     # `mus[i, j]` goes; `zeros[j % m, 0]` stays, its indices not known in range.
-    mus, zeros = _replicate_reads(before, "coefficients")
+    _mus, zeros = _replicate_reads(before, "coefficients")
     assert _replicate_reads(after, "coefficients") == [zeros]
     # `hs[i, 3]` becomes a read of the iota `hs` replicates, then `3`;
     # `hs[i, i % 8]` a read of the iota, at an index not known in range.
