@@ -419,6 +419,28 @@ def test_reads_across_the_threads_are_staged_in_tiles() -> None:
     assert shared.index("__syncthreads();") < shared.index("for (int64_t outer_")
 
 
+def test_stencil_reads_are_offsets_of_the_flat_index(tmp_path: Path) -> None:
+    """stencils.fut's kernels.cu: reads of an array of the map's shape at the
+    thread's indices plus constants are the flat index plus an offset (a row
+    down, up, an element left, right, and the point itself); reads of
+    another shape stay row-major, and the read past the end keeps its check;
+    the space's coordinates come from 32-bit divisions where it has fewer
+    than 2^32 points."""
+    from futgen.codegen.package import build_package
+
+    pkg = build_package(ROOT / "tests" / "programs" / "kernels" / "stencils.fut",
+                        tmp_path, name="stencils", backend_default="cuda")
+    source = (pkg / "kernels.cu").read_text()
+    offsets = re.findall(r"= xsss_\d+\[\(flat_\d+ \+ \(\(int64_t\)(-?1) \* ", source)
+    assert sorted(offsets) == ["-1", "-1", "1", "1"]
+    assert re.search(r"= xsss_\d+\[flat_\d+\];", source)
+    assert re.search(r"= yss_\d+\[\(\(yss_\w+ \* \w+\) \+ yss_\w+\)\];", source)
+    past_the_end = re.search(r"if \(\(\((xss_\d+)_i0_\d+ < 0\)[^\n]*\n(?:[^\n]*\n){9}"
+                             r"[^\n]*= \1\[\(flat_\d+ \+ \(\(int64_t\)1 \* m_\d+\)\)\];", source)
+    assert past_the_end  # its check, then the read a row down
+    assert "<= (int64_t)UINT32_MAX" in source and "% ((uint32_t)" in source
+
+
 def test_matrix_products_get_tiled_versions_beside_the_plain_one() -> None:
     plans = _plans(ROOT / "tests" / "programs" / "kernels" / "products.fut")
     # Sums (all but the max-plus product's pair) also get the split kernel.

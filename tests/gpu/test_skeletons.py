@@ -453,6 +453,34 @@ def test_transposed_reads_off_the_end_fail(transposes, shape: tuple[int, int]) -
                                   2 * xss.astype(np.float32))
 
 
+STENCILS = PROGRAMS / "stencils.fut"
+
+
+@pytest.fixture(scope="module")
+def stencils(tmp_path_factory: pytest.TempPathFactory):
+    return _package(tmp_path_factory, STENCILS, "stencils")
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (2, 1, 5), (3, 7, 1), (5, 33, 65), (2, 300, 257)],
+                         ids=str)
+def test_stencil_reads_at_offsets_of_the_flat_index(stencils, shape) -> None:
+    """Reads of the map's own shape at the thread's indices plus constants
+    (addressed as the flat index plus an offset, the edges included), and
+    of another shape (row-major), as the interpreter has them; a read past
+    the end fails with its index."""
+    interp = Interpreter(load(STENCILS))
+    lib = stencils.Stencils(backend=BACKEND)
+    k, n, m = shape
+    rng = np.random.default_rng(k * n * m)
+    xsss = rng.random(shape, np.float32)
+    _same(lib.down_and_across(xsss), _want(interp, "down_and_across", [xsss]), "down_and_across")
+    xss = rng.integers(-99, 99, (n, m)).astype(np.int32)
+    yss = rng.integers(-99, 99, (n, m + 1)).astype(np.int32)
+    _same(lib.other_shape(xss, yss), _want(interp, "other_shape", [xss, yss]), "other_shape")
+    with pytest.raises(Exception, match=rf"Index \[{n}, \d+\] out of bounds"):
+        lib.off_the_end(xss)
+
+
 WIDE_INDICES = PROGRAMS / "wide_indices.fut"
 
 

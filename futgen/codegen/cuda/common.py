@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from futgen.codegen.cuda import imp, render
 from futgen.codegen.cuda.imp import Bin, Call, Cast, Expr, Lit, Stm
-from futgen.codegen.cuda.private import product
 from futgen.codegen.cuda.lower import (
     INDEX_MACRO,
     NARROW_LIMIT,
@@ -22,6 +21,7 @@ from futgen.codegen.cuda.lower import (
     KernelLowering,
     c_name,
 )
+from futgen.codegen.cuda.private import product
 from futgen.codegen.plan import (
     CTYPES,
     BlockSize,

@@ -123,6 +123,14 @@ class KernelLowering:
         # variables declared in that type.
         self.index_type = "int64_t"
         self.narrow: dict[ir.VName, Bound] = {}
+        # Set by a kernel whose threads run the points of a space by a flat
+        # index: (flat, its gtids, its dims).  A read of an array of the
+        # space's shape at `gtid + c` in each dimension is then at `flat`
+        # plus a constant offset (a stencil's neighbours), not at a
+        # row-major index computed again; `offsets` holds the i64 values
+        # known to be `gtid + c` (gtid, c).
+        self.flat_space: tuple[Expr, Sequence[ir.VName], Sequence[ir.SubExp]] | None = None
+        self.offsets: dict[ir.VName, tuple[ir.VName, int]] = {}
 
     # ---------------------------------------------------------- parameters
 
@@ -262,8 +270,21 @@ class KernelLowering:
                 self._note_range(p.name, s.exp)
                 return self._scalar(p, s.exp)
 
+    def _note_offset(self, v: ir.VName, e: ir.Exp) -> None:
+        """Whether i64 `v = e` is a thread index plus a constant (`offsets`)."""
+        match e:
+            case ir.SubExpOp(ir.Var(x)) if x in self.offsets:
+                self.offsets[v] = self.offsets[x]
+            case ir.BinOp("+" | "-" as op, "i64", ir.Var(x), ir.Constant(c)) if x in self.offsets:
+                g, k = self.offsets[x]
+                self.offsets[v] = (g, k + int(c) if op == "+" else k - int(c))
+            case ir.BinOp("+", "i64", ir.Constant(c), ir.Var(x)) if x in self.offsets:
+                g, k = self.offsets[x]
+                self.offsets[v] = (g, k + int(c))
+
     def _note_range(self, v: ir.VName, e: ir.Exp) -> None:
         """What the scalar `v = e` is known to lie in, from its operands' ranges."""
+        self._note_offset(v, e)
         match e:
             case ir.SubExpOp(ir.Var(x)):  # a copy keeps its range
                 if x in self.ranges:
@@ -323,6 +344,7 @@ class KernelLowering:
         its C type and name."""
         if self.index_type != "int64_t":
             self.narrow[v] = (1, 0)
+        self.offsets[v] = (v, 0)
         return self.index_type, self.bind(v, ir.Prim("i64"))
 
     def _narrow_bound(self, se: ir.SubExp) -> Bound | None:
@@ -584,13 +606,14 @@ class KernelLowering:
                                       "fixed indices are allowed")
         stms: list[Stm] = []
         names = []
+        near = self._near_flat(sl, sizes)
         for k, d in enumerate(sl):
             i = d.i  # type: ignore[union-attr]
             narrow = self.index_type != "int64_t" and self._narrow_bound(i) is not None
             ctype = self.index_type if narrow else "int64_t"
             n = self.fresh(f"{cname}_i{k}")
             stms.append(imp.Decl(ctype, n, Cast(ctype, self.subexp(i)),
-                                 maybe_unused=self.staged is not None))
+                                 maybe_unused=self.staged is not None or near is not None))
             names.append(imp.Var(n))
         conds = [Bin("||", Bin("<", i, Lit("0")), Bin(">=", i, d))
                  for k, (i, d) in enumerate(zip(names, dims))
@@ -604,7 +627,29 @@ class KernelLowering:
             dims_text = "][".join(f"{{{k + j}}}" for j in range(len(shape)))
             message = f"Index [{shown}] out of bounds for array of shape [{dims_text}]."
             stms.append(imp.If(out, (self.fail(message, loc, [*names, *shape]),)))
-        return stms, row_major(names, dims)
+        return stms, row_major(names, dims) if near is None else near
+
+    def _near_flat(self, sl: tuple[ir.DimIndex, ...],
+                   sizes: Sequence[ir.SubExp | None]) -> Expr | None:
+        """The flat index of `sl` as the space's flat index plus a constant
+        offset, where the array has the space's shape and each index is the
+        dimension's thread index plus a constant (see `flat_space`)."""
+        if self.flat_space is None:
+            return None
+        flat, gtids, dims = self.flat_space
+        if len(sl) != len(gtids) or len(sizes) != len(dims):
+            return None
+        offset: Expr | None = None
+        for k, (d, g) in enumerate(zip(sl, gtids)):
+            i = d.i  # type: ignore[union-attr]
+            near = self.offsets.get(i.name) if isinstance(i, ir.Var) else None
+            if near is None or near[0] != g or not self.same_size(sizes[k], dims[k]):
+                return None
+            if near[1]:
+                stride = product([self.subexp(n) for n in dims[k + 1:]])
+                term = Bin("*", Lit(f"(int64_t){near[1]}"), stride)
+                offset = term if offset is None else Bin("+", offset, term)
+        return flat if offset is None else Bin("+", flat, offset)
 
 
 def _narrow_exp(e: ir.Exp, bound: Callable[[ir.SubExp], Bound | None]) -> Bound | None:

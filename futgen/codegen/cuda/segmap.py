@@ -83,6 +83,7 @@ def compile_segmap(sc: SegCompile, op: SegMap) -> KernelPlan:
         low.fresh("res") if isinstance(t, ir.Prim)
         else partial(_store_row, low, o, imp.Var(flat)) for t, o in zip(op.ret, out_ptrs)]
     inner: list[Stm] = decompose(low, imp.Var(flat), op.space.gtids, dims)
+    low.flat_space = (imp.Var(flat), op.space.gtids, op.space.dims)
     inner += [imp.Decl(CTYPES[p], r) for p, r in zip(prims, res) if isinstance(r, str)]
     inner += low.region((), op.body, res, None)
     inner += [imp.Store(o, imp.Var(flat), imp.Var(r))
@@ -177,6 +178,7 @@ def compile_segscatter(sc: SegCompile, op: SegScatter) -> KernelPlan:
     flat = low.fresh("flat")
     res = [low.fresh("res") for _ in op.ret]
     inner: list[Stm] = decompose(low, imp.Var(flat), op.space.gtids, dims)
+    low.flat_space = (imp.Var(flat), op.space.gtids, op.space.dims)
     inner += [imp.Decl(CTYPES[t.name], r) for t, r in zip(op.ret, res)]  # type: ignore[union-attr]
     inner += low.region((), op.body, res, None)
     k = 0
