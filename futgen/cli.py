@@ -122,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--versions", action="store_true",
                       help="run each case under every version of the compiled code (thresholds "
                            "forced along each path of the threshold forest)")
+    _pass_arguments(test)  # for the compiled backends (cpu, cuda)
     test.set_defaults(handler=_test)
 
     bench = sub.add_parser(
@@ -493,6 +494,7 @@ def _read_json(path: str) -> dict:
 
 
 def _test(args: argparse.Namespace) -> int:
+    from futgen.pipeline import Options
     from futgen.testing.runner import (
         DEFAULT_EXCLUDE,
         TestOptions,
@@ -501,12 +503,18 @@ def _test(args: argparse.Namespace) -> int:
     )
 
     get_backend(args.backend)  # unknown backends fail before any work
+    passes = _options(args)
+    if args.backend == "interpreter" and passes != Options():
+        raise FutgenError("--flattening, --no-fusion, --check-ir and --fast-division set the "
+                          "compiler's passes: use them with --backend cpu or cuda (the "
+                          "interpreter runs the program as written)")
     options = TestOptions(
         backend=args.backend,
         jobs=max(1, args.jobs),
         timeout=args.timeout,
         exclude=DEFAULT_EXCLUDE + tuple(args.exclude),
         versions=args.versions,
+        passes=passes,
     )
     if args.tolerance is not None:
         options.tolerance = args.tolerance

@@ -226,8 +226,8 @@ class PackageBackend:
         """Import the compiler once, before the runner forks its workers."""
         import futgen.codegen.package  # noqa: F401
 
-    def compile(self, path: str) -> CompiledPackage:
-        return compile_package(path, self.kind)
+    def compile(self, path: str, passes: Options | None = None) -> CompiledPackage:
+        return compile_package(path, self.kind, options=passes)
 
 
 def compile_package(path: str, backend: str, *, tuning: str | None = None,

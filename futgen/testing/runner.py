@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from futgen.data.compare import DEFAULT_TOLERANCE, compare_values
 from futgen.data.values import Value, check_arguments
@@ -39,6 +39,9 @@ from futgen.testing.spec import (
     TestRun,
     read_spec,
 )
+
+if TYPE_CHECKING:
+    from futgen.pipeline import Options
 
 # Tags that exclude a program or a run, as `futhark test` excludes
 # `disable` and `notest` by default (plus our own `no_futgen`).
@@ -65,8 +68,9 @@ class Backend(Protocol):
     name: str
     skip_tags: frozenset[str]
 
-    def compile(self, path: str) -> CompiledProgram:
-        """CompileError (or UnsupportedFeature) if the program is rejected."""
+    def compile(self, path: str, passes: Options | None = None) -> CompiledProgram:
+        """CompileError (or UnsupportedFeature) if the program is rejected;
+        `passes`: the compiler's pass options, for backends that compile."""
 
 
 class InterpreterBackend:
@@ -84,9 +88,9 @@ class InterpreterBackend:
         """Import the front end and interpreter once, before workers fork."""
         self._classes()
 
-    def compile(self, path: str) -> CompiledProgram:
+    def compile(self, path: str, passes: Options | None = None) -> CompiledProgram:
         load, interpreter = self._classes()
-        return interpreter(load(path))
+        return interpreter(load(path))  # the program as written: no passes
 
     @staticmethod
     def _classes():
@@ -181,6 +185,7 @@ class TestOptions:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     tolerance: float = DEFAULT_TOLERANCE
     versions: bool = False  # run each case under every version (compiled backends)
+    passes: Options | None = None  # the compiled backends' pass options (`--fast-division`)
 
 
 # ---------------------------------------------------------------- one program
@@ -205,9 +210,9 @@ def _test_file(path: str, options: TestOptions) -> FileResult:
     if tags:
         return FileResult(path, SKIPPED, [f"excluded by tag {', '.join(sorted(tags))}"])
     if spec.compile_error is not None:
-        return _expect_compile_error(path, backend, spec.compile_error)
+        return _expect_compile_error(path, backend, spec.compile_error, options.passes)
     try:
-        program = backend.compile(path)
+        program = backend.compile(path, options.passes)
     except UnsupportedFeature as e:
         return FileResult(path, UNSUPPORTED, [str(e)], feature=e.feature)
     except FutgenError as e:
@@ -221,9 +226,10 @@ def _test_file(path: str, options: TestOptions) -> FileResult:
     return _summarise(path, runs)
 
 
-def _expect_compile_error(path: str, backend: Backend, expected: ExpectedError) -> FileResult:
+def _expect_compile_error(path: str, backend: Backend, expected: ExpectedError,
+                          passes: Options | None) -> FileResult:
     try:
-        backend.compile(path)
+        backend.compile(path, passes)
     except UnsupportedFeature as e:
         return FileResult(path, UNSUPPORTED, [str(e)], feature=e.feature)
     except FutgenError as e:

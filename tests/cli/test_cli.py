@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,8 +38,10 @@ class CliProgram:
 class CliBackend:
     name = "clifake"
     skip_tags = frozenset()
-
-    def compile(self, path):
+    def compile(self, path, passes=None):
+        if "CLIFAKE_PASSES" in os.environ:  # where a test wants the pass options (the
+            with open(os.environ["CLIFAKE_PASSES"], "a") as f:  # runner compiles in workers)
+                f.write(f"{passes!r}\n")
         if "syntax error" in Path(path).read_text():
             raise CompileError("Unexpected token", Loc(path, 1, 1))
         return CliProgram()
@@ -134,6 +137,24 @@ def test_test_subcommand_exit_status(tmp_path, capsys):
     assert main(["test", str(tmp_path), "--backend", "clifake", "-j", "2"]) == 1
     out = capsys.readouterr().out
     assert "Value #0: expected 10i32, got 9i32" in out and out.endswith("1 passed, 1 failed\n")
+
+
+def test_test_subcommand_passes_pass_options_to_compiled_backends(tmp_path, capsys,
+                                                                  monkeypatch):
+    """`futgen test --fast-division` (and --flattening, --no-fusion) builds
+    with those options; the interpreter, which runs no passes, refuses them."""
+    ok = tmp_path / "ok.fut"
+    ok.write_text("-- ==\n-- input { [1, 2] 3 } output { 9 }\n")
+    seen = tmp_path / "passes.txt"
+    monkeypatch.setenv("CLIFAKE_PASSES", str(seen))
+    args = ["test", str(ok), "--backend", "clifake", "--no-progress", "--fast-division",
+            "--flattening", "moderate", "--no-fusion"]
+    assert main(args) == 0
+    [passes] = seen.read_text().splitlines()
+    assert "flattening='moderate'" in passes and "fusion=False" in passes
+    assert "fast_division=True" in passes
+    assert main(["test", str(ok), "--fast-division"]) == 1
+    assert "use them with --backend cpu or cuda" in capsys.readouterr().err
 
 
 def test_test_subcommand_errors(tmp_path, capsys):

@@ -67,7 +67,7 @@ class FakeBackend:
     name = "fake"
     skip_tags = frozenset({"compiled", "random", "script"})
 
-    def compile(self, path):
+    def compile(self, path, passes=None):
         with open(path) as f:
             text = f.read()
         if "COMPILE_ERROR" in text:
