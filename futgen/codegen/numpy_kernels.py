@@ -174,8 +174,10 @@ class LaneCompiler:
             fn = em.fresh("branch")
             self.function(fn, free, branch, set(free))
             args = ", ".join([f"{idx}.size", *(f"S.sel({pyname(v)}, {idx})" for v in free)])
+            # A branch no lane takes does not run: its lane-free statements
+            # (`xs[2]` of a short `xs`) would fail where the program does not.
             res = em.fresh("res")
-            em.line(f"{res} = {fn}({args})")
+            em.line(f"{res} = {fn}({args}) if {idx}.size else {(0,) * len(stm.pat)!r}")
             results.append(res)
         self._assign(stm, [f"S.merge(_n, {yes}, {no}, {results[0]}[{k}], {results[1]}[{k}], "
                            f"{_prim(p.type)!r})" for k, p in enumerate(stm.pat)])

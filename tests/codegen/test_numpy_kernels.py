@@ -58,6 +58,27 @@ def test_if_runs_each_branch_only_on_its_lanes():
     assert out.tolist() == [20, -1, -34, -1]
 
 
+def test_a_branch_no_lane_takes_does_not_run():
+    # map (\b -> if b then ys[2] else 0) bs: `ys[2]` is the same in every
+    # lane; with a short `ys` it fails only where some lane takes the branch.
+    bs, ys, n, g, c, e, r = v("bs"), v("ys"), v("n"), v("g"), v("c"), v("e"), v("r")
+    then_ = ir.Body((stm(e, I32, ir.Index(ys, (ir.DimFix(ir.Constant(2, "i64")),))),),
+                    (ir.Var(e),))
+    else_ = ir.Body((), (ir.Constant(0, "i32"),))
+    body = ir.Body((stm(c, BOOL, ir.Index(bs, (ir.DimFix(ir.Var(g)),))),
+                    stm(r, I32, ir.If(ir.Var(c), then_, else_, (I32,)))), (ir.Var(r),))
+    op = stm(v("out"), ir.ArrayT("i32", (ir.Var(n),)),
+             SegMap("grid", SegSpace((g,), (ir.Var(n),)), (I32,), body))
+    short = np.array([1, 2], np.int32)
+    (out,) = run(op, {bs: np.array([False, False]), ys: short, n: np.int64(2)})
+    assert out.tolist() == [0, 0]
+    (out,) = run(op, {bs: np.array([False, True]), ys: np.arange(3, dtype=np.int32),
+                      n: np.int64(2)})
+    assert out.tolist() == [0, 2]
+    with pytest.raises(FutharkError, match=r"Index \[2\] out of bounds"):
+        run(op, {bs: np.array([False, True]), ys: short, n: np.int64(2)})
+
+
 def test_while_loop_with_a_trip_count_per_lane():
     # Collatz steps of each element: lanes stop at different iterations.
     xs, n, g, x, r = v("xs"), v("n"), v("g"), v("x"), v("r")
