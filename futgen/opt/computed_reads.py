@@ -43,8 +43,12 @@ def computed_reads(prog: ir.Program) -> ir.Program:
 
 def _function(fun: ir.Function, names: NameSource) -> ir.Function:
     consumed = consumed_on_host(fun)
+    # A replicate of an array whose value something consumes keeps its copy:
+    # its kernels may run after the update.
     made = {s.pat[0].name: s.exp for s in host_stms(fun.body)
-            if isinstance(s.exp, ir.Iota | ir.Replicate) and s.pat[0].name not in consumed}
+            if isinstance(s.exp, ir.Iota | ir.Replicate) and s.pat[0].name not in consumed
+            and not (isinstance(s.exp, ir.Replicate) and isinstance(s.exp.value, ir.Var)
+                     and s.exp.value.name in consumed)}
     if not made:
         return fun
     return replace(fun, body=_Rewriter(made, names).host(fun.body))

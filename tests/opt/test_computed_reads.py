@@ -47,6 +47,10 @@ entry rows_of [m] (n: i64) (xs: [m]f32) (k: i64) : [n]f32 =
   let xss = replicate n xs in map (\\i -> f32.sum xss[i] + xss[i, k]) (iota n)
 entry halves (n: i64) : []i64 =
   let hs = replicate n (iota 8) in map (\\i -> hs[i, i % 8] + hs[i, 3]) (iota n)
+entry copied [n] (xs: *[n]i32) : [n]i32 =
+  let rows = replicate n xs
+  let xs[0] = 7
+  in map (\\i -> rows[i, 0] + xs[i]) (iota n)
 """
 ARGS = {"strided": [np.int64(10)], "rows": [np.arange(12).reshape(3, 4)],
         "shifted": [np.int64(5), np.arange(5) * 10], "looped": [np.int64(6)],
@@ -55,7 +59,8 @@ ARGS = {"strided": [np.int64(10)], "rows": [np.arange(12).reshape(3, 4)],
         "coefficients": [np.float32(1.5), np.arange(12, dtype=np.float32).reshape(3, 4)],
         "swapped": [np.float32(-2), np.arange(12, dtype=np.float32).reshape(3, 4)],
         "rows_of": [np.int64(3), np.arange(4, dtype=np.float32), np.int64(2)],
-        "halves": [np.int64(5)]}
+        "halves": [np.int64(5)],
+        "copied": [np.arange(1, 5, dtype=np.int32)]}
 
 
 def _before_and_after():
@@ -104,6 +109,8 @@ def test_reads_of_replicates_at_indices_in_range_become_their_value() -> None:
     # `hs[i, 3]` becomes a read of the iota `hs` replicates, then `3`;
     # `hs[i, i % 8]` a read of the iota, at an index not known in range.
     assert not _replicate_reads(after, "halves")
+    # `rows` copies `xs` before an update of it: its read stays.
+    assert _replicate_reads(after, "copied") == _replicate_reads(before, "copied") != []
     assert len(_iota_reads(after, "halves")) == 1
 
 
