@@ -481,6 +481,33 @@ def test_stencil_reads_at_offsets_of_the_flat_index(stencils, shape) -> None:
         lib.off_the_end(xss)
 
 
+COORDINATES = PROGRAMS / "coordinates.fut"
+
+
+@pytest.fixture(scope="module")
+def coordinates(tmp_path_factory: pytest.TempPathFactory):
+    return _package(tmp_path_factory, COORDINATES, "coordinates")
+
+
+# More points than 8 waves of an H100 or H200 (about 2.2M threads), so that
+# threads visit several points; dimensions of 1 and dimensions that the
+# launch's stride does not divide, so that coordinates carry.
+@pytest.mark.parametrize("shape", [(3, 1001, 997), (1, 1, 1), (5, 1, 600_001), (700_001, 3, 2),
+                                   (2, 1 << 11, 1 << 10), (0, 4, 4)], ids=str)
+def test_threads_visiting_several_points_have_their_coordinates(coordinates, shape) -> None:
+    """Each point's coordinates, where threads loop over several points,
+    as numpy has them."""
+    lib = coordinates.Coordinates(backend=BACKEND)
+    k, n, m = shape
+    xsss = np.random.default_rng(k + n + m).integers(0, 9, shape).astype(np.float32)
+    a, b, c = np.indices(shape, dtype=np.int64)
+    np.testing.assert_array_equal(lib.points_3d(xsss),
+                                  a * 1_000_000 + b * 1000 + c + xsss.astype(np.int64))
+    xss = xsss.reshape(k * n, m).astype(np.int32)
+    a, b = np.indices(xss.shape, dtype=np.int64)
+    np.testing.assert_array_equal(lib.points_2d(xss), a * 100_000 + b + xss)
+
+
 WIDE_INDICES = PROGRAMS / "wide_indices.fut"
 
 
