@@ -47,6 +47,7 @@ from futgen.flatten import flatten
 from futgen.flatten.fusion import fuse
 from futgen.gpu import check as gpu_check
 from futgen.opt.computed_reads import computed_reads
+from futgen.opt.producers import fuse_producers
 from futgen.opt.rearranges import fuse_rearranges
 from futgen.opt.simplify import simplify
 from futgen.opt.simplify_host import simplify_host
@@ -116,6 +117,10 @@ PASSES: tuple[Pass, ...] = (
     Pass("simplify-host", "the host code's scalars after flattening: copies propagated, "
          "rules, common subexpressions, invariant ones out of loops and branches, dead ones "
          "removed", lambda prog, options: simplify_host(prog), gpu=True),
+    Pass("fuse-producers", "a GRID SegMap that an intra-block kernel reads at its own "
+         "points is computed by that kernel (which writes it out too where later code "
+         "reads it), in the version that can; the other versions make it as before",
+         lambda prog, options: fuse_producers(prog), gpu=True),
 )
 PASS_NAMES = tuple(p.name for p in PASSES)
 

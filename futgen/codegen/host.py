@@ -445,10 +445,12 @@ class HostCompiler:
         map it came from, row by row with whole-array inner SOACs."""
         host = getattr(stm.exp, "host", None)
         if host is not None:
+            for before in getattr(stm.exp, "host_before", ()):  # producers fused into a SegMap
+                self._cpu_segop(em, before)
             sizes = tuple(d.name for t in stm.exp.ret if isinstance(t, ir.ArrayT)
                           for d in t.shape if isinstance(d, ir.Var))
             # The SegMap's own names: versions bind fresh ones, not the map's.
-            self.host_soac(em, replace(host, pat=stm.pat), sizes)
+            self.host_soac(em, replace(host, pat=stm.pat[:len(host.pat)]), sizes)
             return
         free = self._free(stm)
         fn = self._module_function("segop", stm, [pyname(v) for v in free],

@@ -103,9 +103,13 @@ class GpuChecker(Checker):
         host = getattr(e, "host", None)
         if host is not None:
             # Its names are those of the body and of statements hoisted out
-            # of it: checked apart, in a copy of the scope.
+            # of it: checked apart, in a copy of the scope, after the
+            # statements it reads the results of.
             bound, self.bound = self.bound, set()
-            self.stm(host, Scope(scope))
+            host_scope = Scope(scope)
+            for before in getattr(e, "host_before", ()):
+                self.stm(before, host_scope)
+            self.stm(host, host_scope)
             self.bound = bound
 
     def operators(self, e: SegRed | SegScan, scope: Scope) -> int:

@@ -158,13 +158,16 @@ class SegMap:
     `host` is the core map statement it implements, kept where the threads
     build private arrays: a backend without private memory (the CPU
     backend) runs that map row by row, its inner SOACs whole-array
-    operations, rather than the threads' sequential loops."""
+    operations, rather than the threads' sequential loops.  `host_before`
+    are statements that backend runs before `host`: the GRID SegMaps that
+    `futgen.opt.producers` fused into this one, whose results `host` reads."""
 
     level: str
     space: SegSpace
     ret: tuple[Type, ...]
     body: Body
     host: Stm | None = None
+    host_before: tuple[Stm, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

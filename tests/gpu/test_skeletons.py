@@ -535,3 +535,24 @@ def test_intra_kernels_index_in_32_bits_where_everything_fits(tmp_path_factory, 
         _same(inst.main(xss, k), _want(interp, "main", [xss, k]), f"k = {k}")
         [kernel] = [r for r in ran if r.startswith("intra_")]
         assert kernel.endswith("_wide") == (width == "wide"), (k, kernel)
+
+
+PRODUCERS = PROGRAMS / "producers.fut"
+
+
+@pytest.mark.parametrize("version", ["intra", "outer", "flat"])
+@pytest.mark.parametrize("shape", [(2, 5, 6), (3, 40, 300), (1, 1, 1), (5, 257, 33)],
+                         ids=str)
+def test_stencils_computed_by_the_rows_that_read_them(tmp_path_factory, shape, version) -> None:
+    """producers.fut in each version: the intra-block one computes the
+    stencil itself (and writes it out for `kept`), the others read it."""
+    lib = _package(tmp_path_factory, PRODUCERS, "producers")
+    interp = Interpreter(load(PRODUCERS))
+    guards = [n for n in lib.TUNING_PARAMS if "suff_" in n]
+    tuning = {"intra": {n: 0 if "suff_intra_par" in n else BIG for n in guards},
+              "outer": {n: 0 for n in guards},
+              "flat": {n: BIG for n in guards}}[version]
+    inst = lib.Producers(backend=BACKEND, tuning=tuning)
+    rss = np.random.default_rng(sum(shape)).random(shape, np.float32)
+    for entry in ("kept", "used_once"):
+        _same(getattr(inst, entry)(rss), _want(interp, entry, [rss]), entry)
