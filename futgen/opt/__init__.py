@@ -14,9 +14,11 @@ program to an equivalent one:
   flattening imported would import it back);
 * after flattening, on the GPU IR: `futgen.opt.rearranges` (SegMaps read
   through transpositions rather than have them made, where that keeps their
-  reads coalesced) and `futgen.opt.simplify_host` (the simplifier's jobs on
+  reads coalesced), `futgen.opt.simplify_host` (the simplifier's jobs on
   the host code: its scalars, and arrays made anew in every iteration of a
-  loop), leaving kernel code otherwise as flattening built it.
+  loop) and `futgen.opt.producers` (a GRID SegMap that an intra-block
+  kernel reads at its own points computed by that kernel), leaving kernel
+  code otherwise as flattening built it.
 
 What a rewrite must not do (drop a failure, share an array that is
 consumed, move work past an in-place update) is decided in one place,

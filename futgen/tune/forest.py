@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from futgen.gpu.ir import INFINITE_THRESHOLD
+from futgen.core import ir
+from futgen.gpu.ir import INFINITE_THRESHOLD, ThresholdCmp, path_entries
+from futgen.opt.parts import host_stms
 
 FORCED = {True: 0, False: INFINITE_THRESHOLD}
 
@@ -45,6 +47,15 @@ def forest(params: Mapping[str, Mapping]) -> list[Node]:
             raise ValueError(f"threshold {name}'s path names {parent}, which is no threshold")
         nodes[parent].children[not path[-1].startswith("!")].append(nodes[name])
     return roots
+
+
+def program_thresholds(prog: ir.Program) -> dict[str, dict]:
+    """The version guards of a GPU IR program as a package's TUNING_PARAMS
+    lists them (for `version_runs` without building the package)."""
+    return {s.exp.name: {"class": "threshold", "default": s.exp.default,
+                         "path": path_entries(s.exp.path)}
+            for f in prog.functions for s in host_stms(f.body)
+            if isinstance(s.exp, ThresholdCmp)}
 
 
 def version_runs(params: Mapping[str, Mapping]) -> list[dict[str, int]]:

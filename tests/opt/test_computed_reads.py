@@ -14,12 +14,10 @@ from futgen.core import internalise
 from futgen.frontend import check_source
 from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run as run_gpu
-from futgen.gpu.ir import ThresholdCmp, path_entries
 from futgen.gpu.pretty import pretty
 from futgen.opt.computed_reads import computed_reads
-from futgen.opt.parts import host_stms
 from futgen.pipeline import run_passes
-from futgen.tune.forest import version_runs
+from futgen.tune.forest import program_thresholds, version_runs
 
 SOURCE = """
 entry strided (n: i64) : []i64 = map (\\i -> i * 2) (0..3..<n)
@@ -114,18 +112,10 @@ def test_reads_of_replicates_at_indices_in_range_become_their_value() -> None:
     assert len(_iota_reads(after, "halves")) == 1
 
 
-def _thresholds(prog) -> dict[str, dict]:
-    """The version guards of `prog` as TUNING_PARAMS lists them."""
-    return {s.exp.name: {"class": "threshold", "default": s.exp.default,
-                         "path": path_entries(s.exp.path)}
-            for f in prog.functions for s in host_stms(f.body)
-            if isinstance(s.exp, ThresholdCmp)}
-
-
 @pytest.mark.parametrize("entry", sorted(ARGS))
 def test_every_version_means_the_same(entry: str) -> None:
     before, after = _before_and_after()
-    for setting in version_runs(_thresholds(after)):
+    for setting in version_runs(program_thresholds(after)):
         want = run_gpu(before, entry, ARGS[entry], thresholds=setting)
         got = run_gpu(after, entry, ARGS[entry], thresholds=setting)
         for w, g in zip(want, got):

@@ -13,11 +13,11 @@ from futgen.core import internalise
 from futgen.frontend import check_source
 from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run as run_gpu
-from futgen.gpu.ir import BLOCKS, GRID, SegMap, ThresholdCmp, path_entries
+from futgen.gpu.ir import BLOCKS, GRID, SegMap
 from futgen.opt.parts import host_stms
 from futgen.opt.producers import fuse_producers
 from futgen.pipeline import run_passes
-from futgen.tune.forest import version_runs
+from futgen.tune.forest import program_thresholds, version_runs
 
 # LocVolCalib's shape: a stencil along the outer dimension of `rs`, made
 # transposed for the rows that read it at their own points in an intra-block
@@ -81,17 +81,10 @@ def test_the_intra_block_kernel_computes_and_writes_what_it_read() -> None:
     assert not _fused(after, "elsewhere")  # its producer is read reversed: left alone
 
 
-def _thresholds(prog) -> dict[str, dict]:
-    return {s.exp.name: {"class": "threshold", "default": s.exp.default,
-                         "path": path_entries(s.exp.path)}
-            for f in prog.functions for s in host_stms(f.body)
-            if isinstance(s.exp, ThresholdCmp)}
-
-
 @pytest.mark.parametrize("entry", sorted(ARGS))
 def test_every_version_means_the_same(entry: str) -> None:
     before, after = _before_and_after()
-    for setting in version_runs(_thresholds(after)):
+    for setting in version_runs(program_thresholds(after)):
         want = run_gpu(before, entry, ARGS[entry], thresholds=setting)
         got = run_gpu(after, entry, ARGS[entry], thresholds=setting)
         for w, g in zip(want, got):
