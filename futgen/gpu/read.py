@@ -5,8 +5,9 @@ SegOps, `scratch` and the version guards' `threshold(...) <= par`, so that
 
 The printer leaves out a SegOp's `host` statement (the core statement a
 SegMap with private arrays, a SegHist or a SegScatter keeps for the CPU
-backend), so a SegOp read back has none: the GPU IR interpreter and the
-checker need none, the CPU backend's code generator does.
+backend) and a SegMap's `host_before`, so a SegOp read back has none: the
+GPU IR interpreter and the checker need none, the CPU backend's code
+generator does.
 """
 
 from __future__ import annotations

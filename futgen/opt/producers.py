@@ -23,7 +23,10 @@ The CPU backend runs a BLOCKS SegMap as the core map it came from
 (`SegMap.host`), which still reads `A`: the fused SegMap keeps the
 producer in `host_before`, run before that map.
 
-Nothing moves where `A`, or an array the producer reads, may be consumed.
+Nothing moves where `A`, or an array the producer reads, may be consumed,
+nor where the producer reads across its threads (`transposed_reads`): made
+apart, its kernel stages those reads in shared-memory tiles, which the
+rows of an intra-block kernel do not have.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from futgen.core import ir
 from futgen.flatten.names import NameSource, free_vars, use_counts
 from futgen.flatten.names import substitute as _renamed  # names for names
 from futgen.gpu.ir import BLOCK, BLOCKS, GRID, SegMap
+from futgen.gpu.transposed_reads import transposed_reads
 from futgen.opt.effects import consumed_on_host
 from futgen.opt.parts import host_stms, map_bodies
 
@@ -72,12 +76,14 @@ class _Fuser:
 
     def producer(self, stm: ir.Stm) -> bool:
         """A GRID SegMap of one scalar result over two or more dimensions,
-        none of whose arrays anything consumes."""
+        none of whose arrays anything consumes, reading none across its
+        threads."""
         e = stm.exp
         return (isinstance(e, SegMap) and e.level == GRID and e.host is None
                 and not e.host_before and len(stm.pat) == 1 and len(e.space.dims) >= 2
                 and isinstance(e.ret[0], ir.Prim)
-                and not (free_vars(e) | {stm.pat[0].name}) & self.consumed)
+                and not (free_vars(e) | {stm.pat[0].name}) & self.consumed
+                and not transposed_reads(e))
 
     def sink(self, stms: list[ir.Stm], k: int, result: tuple[ir.SubExp, ...]
              ) -> tuple[list[ir.Stm], tuple[ir.SubExp, ...]] | None:

@@ -22,12 +22,13 @@ PROGRAMS = [*sorted((ROOT / "examples").glob("*.fut")),
 
 def _as_printed(node):
     """`node` without what the printer leaves out: source locations and
-    SegOps' host statements."""
+    SegOps' host statements (and those run before them)."""
     if isinstance(node, tuple):
         return tuple(_as_printed(x) for x in node)
     if is_dataclass(node) and not isinstance(node, type):
-        changes = {f.name: None if f.name in ("loc", "host") else _as_printed(getattr(node, f.name))
-                   for f in fields(node)}
+        left_out = {"loc": None, "host": None, "host_before": ()}
+        changes = {f.name: left_out[f.name] if f.name in left_out
+                   else _as_printed(getattr(node, f.name)) for f in fields(node)}
         return replace(node, **changes)
     return node
 

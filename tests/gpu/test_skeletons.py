@@ -545,7 +545,8 @@ PRODUCERS = PROGRAMS / "producers.fut"
                          ids=str)
 def test_stencils_computed_by_the_rows_that_read_them(tmp_path_factory, shape, version) -> None:
     """producers.fut in each version: the intra-block one computes the
-    stencil itself (and writes it out for `kept`), the others read it."""
+    stencil itself (and writes it out for `kept`), the others read it;
+    `across`'s producer (read across its threads) stays apart."""
     lib = _package(tmp_path_factory, PRODUCERS, "producers")
     interp = Interpreter(load(PRODUCERS))
     guards = [n for n in lib.TUNING_PARAMS if "suff_" in n]
@@ -553,6 +554,8 @@ def test_stencils_computed_by_the_rows_that_read_them(tmp_path_factory, shape, v
               "outer": {n: 0 for n in guards},
               "flat": {n: BIG for n in guards}}[version]
     inst = lib.Producers(backend=BACKEND, tuning=tuning)
-    rss = np.random.default_rng(sum(shape)).random(shape, np.float32)
-    for entry in ("kept", "used_once"):
-        _same(getattr(inst, entry)(rss), _want(interp, entry, [rss]), entry)
+    rng = np.random.default_rng(sum(shape))
+    rss = rng.random(shape, np.float32)
+    tss = rng.random((shape[0], shape[2], shape[1]), np.float32)
+    for entry, args in (("kept", [rss]), ("used_once", [rss]), ("across", [rss, tss])):
+        _same(getattr(inst, entry)(*args), _want(interp, entry, args), entry)

@@ -6,52 +6,32 @@ which runs the kernel's core map, gets the producer's result too."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from futgen.core import internalise
-from futgen.frontend import check_source
+from futgen.core import ir, load
 from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import BLOCKS, GRID, SegMap
-from futgen.opt.parts import host_stms
+from futgen.opt.parts import bodies, host_stms
 from futgen.opt.producers import fuse_producers
 from futgen.pipeline import run_passes
 from futgen.tune.forest import program_thresholds, version_runs
 
-# LocVolCalib's shape: a stencil along the outer dimension of `rs`, made
-# transposed for the rows that read it at their own points in an intra-block
-# version (two scans a row), and read again afterwards (`kept`) or not
-# (`used_once`); `elsewhere` reads its producer reversed.
-SOURCE = """
-def stencil [n][m] (rs: [n][m]f32) : [m][n]f32 =
-  map (\\j -> map (\\i -> let up = if i > 0 then rs[i - 1, j] else 0
-                        let down = if i < n - 1 then rs[i + 1, j] else 0
-                        in up + 2 * rs[i, j] - down) (iota n)) (iota m)
-
-def solve [m] (r: [m]f32) (vr: [m]f32) : [m]f32 =
-  let u = map2 (+) r vr
-  let s = scan (+) 0 (map (\\i -> if i > 0 then u[i - 1] else u[0]) (indices u))
-  let t = scan f32.max f32.lowest s
-  in map2 (\\x y -> x * u[0] - y) t u
-
-entry kept [k][n][m] (rss: [k][n][m]f32) : ([k][n][m]f32, [k][n][m]f32) =
-  unzip (map (\\rs -> let v = stencil rs in (map2 solve rs (transpose v), transpose v)) rss)
-
-entry used_once [k][n][m] (rss: [k][n][m]f32) : [k][n][m]f32 =
-  map (\\rs -> let v = stencil rs in map2 solve rs (transpose v)) rss
-
-entry elsewhere [n][m] (xss: [n][m]f32) : [n][m]f32 =
-  let ys = map (map (\\x -> x * 2)) xss
-  in map (\\ys_row -> scan (+) 0 (reverse ys_row)) ys
-"""
+# LocVolCalib's shape (tests/programs/kernels/producers.fut): a stencil made
+# transposed for the rows that read it at their own points in an
+# intra-block version, read again afterwards (`kept`) or not (`used_once`);
+# `across`'s producer reads across its threads, which tiles serve apart.
+PROGRAM = Path(__file__).resolve().parents[1] / "programs" / "kernels" / "producers.fut"
 RSS = np.arange(2 * 5 * 6, dtype=np.float32).reshape(2, 5, 6) % 7 - 3
 ARGS = {"kept": [RSS], "used_once": [RSS],
-        "elsewhere": [np.arange(12, dtype=np.float32).reshape(3, 4)]}
+        "across": [RSS, np.arange(2 * 6 * 5, dtype=np.float32).reshape(2, 6, 5) % 5 - 2]}
 
 
 def _before_and_after():
-    before = run_passes(internalise(check_source(SOURCE)), until="simplify-host")
+    before = run_passes(load(PROGRAM), until="simplify-host")
     after = fuse_producers(before)
     check_program(after)
     return before, after
@@ -73,12 +53,33 @@ def test_the_intra_block_kernel_computes_and_writes_what_it_read() -> None:
     assert len(kept.pat) == 2  # its own result, and the producer's (a map-out)
     [once] = _fused(after, "used_once")
     assert len(once.pat) == 1  # nothing reads the producer's result later
-    # The producer now runs only in the versions that do not fuse it: one
-    # GRID SegMap fewer outside them, and a copy in each other branch.
-    for entry in ("kept", "used_once"):
-        grids = [s.pat[0].name.base for s in _segmaps(before, entry, GRID)]
-        assert grids, entry
-    assert not _fused(after, "elsewhere")  # its producer is read reversed: left alone
+    # The CPU backend runs the producer before the kernel's core map; the
+    # other versions keep a copy each, and none is left in front of them.
+    for stm in (kept, once):
+        [prod] = stm.exp.host_before
+        assert prod.exp.level == GRID and len(prod.exp.space.dims) == 3
+    for entry, stm in (("kept", kept), ("used_once", once)):
+        assert not _producers_in_front(after.function(entry).body, stm), entry
+        assert _producers_in_front(before.function(entry).body, _blocks(before, entry)), entry
+    assert not _fused(after, "across")  # its producer reads across its threads
+
+
+def _blocks(prog, entry: str) -> ir.Stm:
+    [stm] = _segmaps(prog, entry, BLOCKS)
+    return stm
+
+
+def _producers_in_front(body: ir.Body, target: ir.Stm) -> bool:
+    """Whether a 3-D GRID SegMap comes before the statement holding `target`
+    in the body (at any depth) that holds it."""
+    for k, stm in enumerate(body.stms):
+        inner = list(bodies(stm.exp)) if isinstance(stm.exp, ir.If | ir.Loop) else []
+        if stm is target or any(target in host_stms(b) for b in inner):
+            if any(_producers_in_front(b, target) for b in inner):
+                return True
+            return any(isinstance(s.exp, SegMap) and s.exp.level == GRID
+                       and len(s.exp.space.dims) == 3 for s in body.stms[:k])
+    return False
 
 
 @pytest.mark.parametrize("entry", sorted(ARGS))

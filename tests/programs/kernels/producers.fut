@@ -28,3 +28,13 @@ entry kept [k][n][m] (rss: [k][n][m]f32) : ([k][n][m]f32, [k][n][m]f32) =
 -- output { [[[2f32, 0f32, -2f32], [156f32, 321f32, 538f32]]] }
 entry used_once [k][n][m] (rss: [k][n][m]f32) : [k][n][m]f32 =
   map (\rs -> let v = stencil rs in map2 solve rs (transpose v)) rss
+
+-- A producer reading across its threads (`ts` a row apart from one to the
+-- next), which its own kernel stages in tiles: it stays apart.
+
+-- ==
+-- entry: across
+-- input { [[[1f32, 2f32, 3f32], [4f32, 5f32, 6f32]]] [[[1f32, 0f32], [2f32, 1f32], [0f32, 3f32]]] }
+-- output { [[[6f32, 12f32, 33f32], [12f32, 25f32, 48f32]]] }
+entry across [k][n][m] (rss: [k][n][m]f32) (tss: [k][m][n]f32) : [k][n][m]f32 =
+  map2 (\rs ts -> let v = map (map (\t -> t * 2)) ts in map2 solve rs (transpose v)) rss tss
