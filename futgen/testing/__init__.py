@@ -1,4 +1,5 @@
-"""Futhark's test blocks (`spec`) and the test runner behind `futgen test` (`runner`)."""
+"""Futhark's test blocks (`spec`), the test runner behind `futgen test` (`runner`),
+and a GPU IR pass's results checked in every version (`versions`)."""
 
 from futgen.testing.runner import FileResult, TestOptions, TestReport, run_tests
 from futgen.testing.spec import ProgramTest, SpecError, parse_spec, read_spec

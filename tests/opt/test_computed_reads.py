@@ -13,11 +13,10 @@ import pytest
 from futgen.core import internalise
 from futgen.frontend import check_source
 from futgen.gpu.check import check_program
-from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.pretty import pretty
 from futgen.opt.computed_reads import computed_reads
 from futgen.pipeline import run_passes
-from futgen.tune.forest import program_thresholds, version_runs
+from futgen.testing.versions import assert_same_in_every_version
 
 SOURCE = """
 entry strided (n: i64) : []i64 = map (\\i -> i * 2) (0..3..<n)
@@ -115,8 +114,4 @@ def test_reads_of_replicates_at_indices_in_range_become_their_value() -> None:
 @pytest.mark.parametrize("entry", sorted(ARGS))
 def test_every_version_means_the_same(entry: str) -> None:
     before, after = _before_and_after()
-    for setting in version_runs(program_thresholds(after)):
-        want = run_gpu(before, entry, ARGS[entry], thresholds=setting)
-        got = run_gpu(after, entry, ARGS[entry], thresholds=setting)
-        for w, g in zip(want, got):
-            np.testing.assert_array_equal(g, w)
+    assert_same_in_every_version(before, after, entry, ARGS[entry])

@@ -13,12 +13,11 @@ import pytest
 
 from futgen.core import ir, load
 from futgen.gpu.check import check_program
-from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import BLOCKS, GRID, SegMap
 from futgen.opt.parts import bodies, host_stms
 from futgen.opt.producers import fuse_producers
 from futgen.pipeline import run_passes
-from futgen.tune.forest import program_thresholds, version_runs
+from futgen.testing.versions import assert_same_in_every_version
 
 # LocVolCalib's shape (tests/programs/kernels/producers.fut): a stencil made
 # transposed for the rows that read it at their own points in an
@@ -85,8 +84,4 @@ def _producers_in_front(body: ir.Body, target: ir.Stm) -> bool:
 @pytest.mark.parametrize("entry", sorted(ARGS))
 def test_every_version_means_the_same(entry: str) -> None:
     before, after = _before_and_after()
-    for setting in version_runs(program_thresholds(after)):
-        want = run_gpu(before, entry, ARGS[entry], thresholds=setting)
-        got = run_gpu(after, entry, ARGS[entry], thresholds=setting)
-        for w, g in zip(want, got):
-            np.testing.assert_array_equal(g, w)
+    assert_same_in_every_version(before, after, entry, ARGS[entry])
