@@ -11,8 +11,8 @@ over the last dimension (the BLOCKS space being the others), the read
 becomes the producer's body at that point, and, where later code reads `A`
 too, the BLOCK SegMap also returns the value, which the kernel writes out
 as a further result: the producer goes.  Every point of `A` is then still
-computed exactly once (measured: LocVolCalib large 39.2 -> 37.1 ms, medium
-4.70 -> 4.03 on an H200; BENCHMARKS.md).
+computed exactly once (measured on an H200, `--fast-division`: LocVolCalib
+large 39.2 -> 37.0 ms, medium 4.97 -> 4.22; BENCHMARKS.md).
 
 Flattening puts the intra-block kernel in one branch of a version tree, so
 the producer moves into the branches of a later `if` (a copy in each, so
@@ -34,8 +34,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from futgen.core import ir
-from futgen.flatten.names import NameSource, free_vars, use_counts
-from futgen.flatten.names import substitute as _renamed  # names for names
+from futgen.flatten.names import NameSource, free_vars, substitute, use_counts
 from futgen.gpu.ir import BLOCK, BLOCKS, GRID, SegMap
 from futgen.gpu.transposed_reads import transposed_reads
 from futgen.opt.effects import consumed_on_host
@@ -98,7 +97,7 @@ class _Fuser:
                 return None
             match stms[j]:
                 case ir.Stm((ir.Param(b),), ir.SubExpOp(ir.Var(name))) if name == a:
-                    rest = _renamed(ir.Body(tuple(stms[j + 1:]), result), {b: a})
+                    rest = substitute(ir.Body(tuple(stms[j + 1:]), result), {b: a})
                     stms[j:], result = list(rest.stms), rest.result
                     continue
             break
@@ -131,7 +130,7 @@ class _Fuser:
         copy = ir.Stm((ir.Param(self.names.fresh(p.name.base), p.type),),
                       self.names.renamed(prod.exp))
         a = copy.pat[0].name
-        inner = _renamed(body, {p.name: a})
+        inner = substitute(body, {p.name: a})
         stms = [copy, *inner.stms]
         result = (*inner.result, ir.Var(a)) if keep else inner.result
         moved = self.sink(stms, 0, result) if use_counts(inner)[a] > 0 else None
@@ -189,7 +188,7 @@ class _Fuser:
                 return None
             src = self.names.renamed(prod.exp)
             at = dict(zip(src.space.gtids, point))
-            value = _renamed(src.body, at)
+            value = substitute(src.body, at)
             [res] = value.result
             [x] = s.pat
             stms = [*op.body.stms[:i], *value.stms, ir.Stm((x,), ir.SubExpOp(res)),
