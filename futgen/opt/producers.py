@@ -101,7 +101,10 @@ class _Fuser:
                     stms[j:], result = list(rest.stms), rest.result
                     continue
             break
-        keep = sum(use_counts(s)[a] for s in stms[j + 1:]) + use_counts(result)[a] > 0
+        target = stms[j].exp
+        if not (isinstance(target, ir.If) or isinstance(target, SegMap) and target.level == BLOCKS):
+            return None  # only a version tree or an intra-block kernel takes it in
+        keep = any(use_counts(s)[a] for s in stms[j + 1:]) or use_counts(result)[a] > 0
         fused = self.into(stms[k], stms[j], keep)
         if fused is None:
             return None
@@ -133,7 +136,7 @@ class _Fuser:
         inner = substitute(body, {p.name: a})
         stms = [copy, *inner.stms]
         result = (*inner.result, ir.Var(a)) if keep else inner.result
-        moved = self.sink(stms, 0, result) if use_counts(inner)[a] > 0 else None
+        moved = self.sink(stms, 0, result)
         if moved is None:
             return ir.Body(tuple(stms), result), False
         return ir.Body(tuple(moved[0]), moved[1]), True
