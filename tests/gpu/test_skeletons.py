@@ -540,15 +540,25 @@ def test_intra_kernels_index_in_32_bits_where_everything_fits(tmp_path_factory, 
 PRODUCERS = PROGRAMS / "producers.fut"
 
 
+@pytest.fixture(scope="module")
+def producers(tmp_path_factory: pytest.TempPathFactory):
+    return _package(tmp_path_factory, PRODUCERS, "producers")
+
+
+@pytest.fixture(scope="module")
+def producers_interp() -> Interpreter:
+    return Interpreter(load(PRODUCERS))
+
+
 @pytest.mark.parametrize("version", ["intra", "outer", "flat"])
 @pytest.mark.parametrize("shape", [(2, 5, 6), (3, 40, 300), (1, 1, 1), (5, 257, 33)],
                          ids=str)
-def test_stencils_computed_by_the_rows_that_read_them(tmp_path_factory, shape, version) -> None:
+def test_stencils_computed_by_the_rows_that_read_them(producers, producers_interp, shape,
+                                                      version) -> None:
     """producers.fut in each version: the intra-block one computes the
     stencil itself (and writes it out for `kept`), the others read it;
     `across`'s producer (read across its threads) stays apart."""
-    lib = _package(tmp_path_factory, PRODUCERS, "producers")
-    interp = Interpreter(load(PRODUCERS))
+    lib, interp = producers, producers_interp
     guards = [n for n in lib.TUNING_PARAMS if "suff_" in n]
     tuning = {"intra": {n: 0 if "suff_intra_par" in n else BIG for n in guards},
               "outer": {n: 0 for n in guards},
