@@ -46,6 +46,7 @@ from futgen.core import ir
 from futgen.flatten import flatten
 from futgen.flatten.fusion import fuse
 from futgen.gpu import check as gpu_check
+from futgen.opt.block_invariants import hoist_block_invariants
 from futgen.opt.computed_reads import computed_reads
 from futgen.opt.producers import fuse_producers
 from futgen.opt.rearranges import fuse_rearranges
@@ -121,6 +122,10 @@ PASSES: tuple[Pass, ...] = (
          "points is computed by that kernel (which writes it out too where later code "
          "reads it), in the version that can; the other versions make it as before",
          lambda prog, options: fuse_producers(prog), gpu=True),
+    Pass("hoist-block-invariants", "the BLOCK SegOps of an intra-block kernel that some of "
+         "its block indices do not change run once per value of the others, in a kernel "
+         "launched before it, whose rows it reads",
+         lambda prog, options: hoist_block_invariants(prog), gpu=True),
 )
 PASS_NAMES = tuple(p.name for p in PASSES)
 

@@ -453,10 +453,46 @@ class HostCompiler:
             self.host_soac(em, replace(host, pat=stm.pat[:len(host.pat)]), sizes)
             return
         free = self._free(stm)
-        fn = self._module_function("segop", stm, [pyname(v) for v in free],
-                                   lambda inner: nk.emit_segop(inner, stm, self))
+        if isinstance(stm.exp, gpu.SegMap) and stm.exp.level == gpu.BLOCKS:
+            fn = self._module_function("blocks", stm, [pyname(v) for v in free],
+                                       lambda inner: self._blocks(inner, stm))
+        else:
+            fn = self._module_function("segop", stm, [pyname(v) for v in free],
+                                       lambda inner: nk.emit_segop(inner, stm, self))
         names = [pyname(p.name) for p in stm.pat]
         em.line(f"{', '.join(names)}, = {fn}(self, b, {', '.join(pyname(v) for v in free)})")
+
+    def _blocks(self, em: Emitter, stm: ir.Stm) -> list[str]:
+        """A BLOCKS SegMap with no core map (`futgen.opt.block_invariants`'s)
+        on the CPU backend: its block code once per point, as host code with
+        its BLOCK SegOps vectorised; the results stacked."""
+        e = stm.exp
+        assert isinstance(e, gpu.SegMap)
+        dims = [f"int({subexp(d)})" for d in e.space.dims]
+        rows = [em.fresh("rows") for _ in e.ret]
+        for r in rows:
+            em.line(f"{r} = []")
+        with em.block(f"for {tuple_text([pyname(g) for g in e.space.gtids])} in "
+                      f"np.ndindex({', '.join(dims)}):"):
+            for s in e.body.stms:
+                if isinstance(s.exp, ir.If | ir.Loop) and gpu.block_ops(ir.Body((s,), ())):
+                    raise UnsupportedFeature("BLOCK SegOps in a branch or loop of block code "
+                                             "on the CPU backend")
+                if isinstance(s.exp, gpu.SegMap | gpu.SegRed | gpu.SegScan):
+                    self._cpu_segop(em, s)
+                else:
+                    self.stm(em, s)
+            for r, x in zip(rows, e.body.result):
+                em.line(f"{r}.append({subexp(x)})")
+        out = []
+        for r, t in zip(rows, e.ret):
+            row = [f"int({subexp(d)})" for d in getattr(t, "shape", ())]
+            prim = t.elem if isinstance(t, ir.ArrayT) else t.name
+            col = em.fresh("col")
+            em.line(f"{col} = S.stack({r}, {prim!r}, {tuple_text(['0', *row])})"
+                    f".reshape({tuple_text([*dims, *row])})")
+            out.append(col)
+        return out
 
     def _plan(self, stm: ir.Stm) -> KernelPlan | None:
         if self.plan_segop is None:

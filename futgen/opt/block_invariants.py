@@ -1,0 +1,527 @@
+"""Work of an intra-block kernel that does not depend on some of its block
+indices, done once per value of the others by a kernel of its own (the
+`hoist-block-invariants` pass).
+
+LocVolCalib's solves are intra-block kernels with a block per (strike,
+row).  Each solves a tridiagonal system by three block scans, and the
+system's matrix depends on the row, not on the strike: the first scan (of
+2 x 2 matrices, the costliest) and the maps around it read only the matrix,
+so every row's were computed once per strike, 256 times over.  Here a BLOCK
+SegMap or SegScan of block code whose values depend on none of the block
+indices in some set (the strike's) moves, with the block-level scalars it
+needs, to a BLOCKS SegMap over the other indices, launched just before the
+kernel; the kernel reads its rows from global memory (`H[row, i]` where it
+read `a[i]` from shared memory).  Hoisted ops that depend on fewer indices
+still go to a kernel of their own, launched first, which the others read.
+
+A BLOCK SegMap returning values of both kinds is split first: one SegMap
+per set of indices its hoistable values depend on, and the rest, which
+keeps every statement that may fail, so that the kernel still checks all
+it checked.  A hoisted op with a use other than a read of one element
+stays where it is.
+
+Invariance needs the uniform arrays seen: a GRID SegMap whose body does not
+use its indices makes the same values at every point (LocVolCalib's time
+step, `dtInv`, one per strike, all equal), and the kernel's reads of them
+at its indices over the same dimensions (in range: they index its points)
+read element 0 instead.
+
+A hoisted kernel runs only where the kernel would run at some point, so it
+fails only where the kernel would: where the indices left out span no
+points, its first dimension is 0.  The CPU backend runs the intra-block
+kernel as the map it came from (`SegMap.host`), which does all the work
+itself; it runs a hoisted kernel point by point, as it runs block code.
+BLOCK SegReds (scalar results) are not hoisted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import fields, is_dataclass, replace
+from typing import Any
+
+from futgen.core import ir
+from futgen.flatten.names import (
+    NameSource,
+    free_vars,
+    i64_op,
+    i64_product,
+    substitute,
+    use_counts,
+)
+from futgen.gpu.ir import (
+    BLOCK,
+    BLOCKS,
+    GRID,
+    SegMap,
+    SegScan,
+    SegSpace,
+    ThresholdCmp,
+    binds_arrays,
+)
+from futgen.opt.effects import can_fail
+from futgen.opt.parts import map_bodies
+
+Deps = frozenset[ir.VName]  # the block indices a block-level value depends on
+_NONE: Deps = frozenset()
+
+
+def hoist_block_invariants(prog: ir.Program) -> ir.Program:
+    """`prog` (GPU IR) with the BLOCK SegOps of intra-block kernels that
+    some block indices do not change computed once per value of the others."""
+    names = NameSource(prog)
+    return ir.Program(tuple(replace(f, body=_Hoister(names, f.name).body(f.body, {}))
+                            for f in prog.functions))
+
+
+class _Hoister:
+    def __init__(self, names: NameSource, fun_name: str):
+        self.names = names
+        self.fun_name = fun_name
+        self.guards = 0
+
+    def body(self, body: ir.Body, uniform: dict[ir.VName, tuple[ir.SubExp, ...]]) -> ir.Body:
+        """Host code `body` with its intra-block kernels' invariant work
+        hoisted; `uniform`: the uniform arrays in scope, with their shapes."""
+        uniform = dict(uniform)
+        out: list[ir.Stm] = []
+        for stm in body.stms:
+            e = stm.exp
+            if isinstance(e, SegMap) and e.level == BLOCKS:
+                out += self.kernel(stm, uniform)
+                continue
+            if _is_uniform(e):
+                uniform.update((p.name, e.space.dims) for p in stm.pat)  # type: ignore[union-attr]
+            elif isinstance(e, ir.If | ir.Loop):
+                stm = replace(stm, exp=map_bodies(e, lambda b: self.body(b, uniform)))
+            out.append(stm)
+        return ir.Body(tuple(out), body.result)
+
+    def kernel(self, stm: ir.Stm, uniform: dict[ir.VName, tuple[ir.SubExp, ...]]
+               ) -> list[ir.Stm]:
+        """The BLOCKS SegMap `stm`, preceded by the kernels that compute
+        its invariant work (and their sizes), or as it is."""
+        e = stm.exp
+        assert isinstance(e, SegMap)
+        gtids, dims = e.space.gtids, dict(zip(e.space.gtids, e.space.dims))
+        body = _read_uniform_at_zero(e.body, uniform, dims)
+        stms = self.extract(self.split(list(body.stms), gtids), gtids)
+        deps = _deps(stms, gtids)
+        groups: dict[Deps, list[int]] = {}
+        for k, s in enumerate(stms):
+            left_out = [dims[g] for g in gtids if g not in deps[k]]
+            if (_hoistable(s, body, stms) and len(deps[k]) < len(gtids)
+                    and not all(d == ir.Constant(1, "i64") for d in left_out)):
+                groups.setdefault(deps[k], []).append(k)
+        if not groups:
+            return [stm]
+        ops = {k for ks in groups.values() for k in ks}
+        # Each hoisted kernel: its ops and the block-level statements they
+        # need, other groups' ops excepted (read from their kernels).
+        included = {d: _needs(stms, ks, ops, deps, d) for d, ks in groups.items()}
+        copied = set().union(*included.values())
+        main = _dead_removed(stms, [k for k in range(len(stms)) if k not in ops],
+                             body.result, copied)
+        out: list[ir.Stm] = []
+        rows: dict[ir.VName, tuple[ir.VName, tuple[ir.SubExp, ...]]] = {}  # a -> (H, row)
+        for d in sorted(groups, key=len):
+            users = [stms[k] for k in main] + [stms[k] for other in groups if other != d
+                                                for k in included[other]]
+            used = use_counts(ir.Body(tuple(users), body.result))
+            out += self.hoisted(stms, groups[d], included[d], d, e.space, used, rows)
+        kernel_body = _read_rows(ir.Body(tuple(stms[k] for k in main), body.result), rows, {})
+        hoisted = [*out, replace(stm, exp=replace(e, body=kernel_body))]
+        return self.guarded(stm, hoisted, [dims[g] for g in gtids if not any(g in d for d in groups)])
+
+    def guarded(self, stm: ir.Stm, hoisted: list[ir.Stm], left_out: list[ir.SubExp]
+                ) -> list[ir.Stm]:
+        """`if threshold <= reuse then <hoisted> else <stm>`: the hoisted
+        kernels' launches pay where their rows serve enough blocks (`reuse`,
+        the points of the block indices no hoisted op depends on), a
+        tunable threshold (LocVolCalib's small dataset, 16 strikes of short
+        rows, is faster without)."""
+        host: list[ir.Stm] = []
+        reuse = i64_product(left_out, self.names, host, "reuse")
+        cond = self.names.fresh("suff_hoisted")
+        name = f"{self.fun_name}.suff_hoisted_{self.guards}"
+        self.guards += 1
+        host.append(ir.Stm((ir.Param(cond, ir.Prim("bool")),),
+                           ThresholdCmp(name, reuse, default=HOISTED_FROM)))
+        then_, else_ = _branch(hoisted, self.names), _branch([stm], self.names)
+        return [*host, ir.Stm(stm.pat, ir.If(ir.Var(cond), then_, else_,
+                                             tuple(p.type for p in stm.pat)))]
+
+    def hoisted(self, stms: list[ir.Stm], ops: list[int], included: list[int], d: Deps,
+                space: SegSpace, used: Any, rows: dict) -> list[ir.Stm]:
+        """The host statements of the kernel computing `ops` (whose values
+        depend on the block indices `d` only); `rows` learns where the
+        values that `used` counts went."""
+        host: list[ir.Stm] = []
+        kept = [g for g in space.gtids if g in d]
+        sizes = [s for g, s in zip(space.gtids, space.dims) if g in d]
+        left_out = [s for g, s in zip(space.gtids, space.dims) if g not in d]
+        if not kept:  # one block, for the values no block index changes
+            kept, sizes = [self.names.fresh("gtid")], [ir.Constant(1, "i64")]
+        if not all(isinstance(s, ir.Constant) and s.value > 0 for s in left_out):
+            # Where the indices left out span no points, neither does this kernel.
+            points = i64_product(left_out, self.names, host, "points")
+            spread = i64_op(host, self.names, "*", sizes[0], points, "spread")
+            sizes[0] = i64_op(host, self.names, "min", sizes[0], spread, "hoisted")
+        fresh = {g: self.names.fresh(g.base) for g in kept}
+        results = [p for k in ops for p in stms[k].pat if used[p.name] > 0]
+        body = ir.Body(tuple(stms[k] for k in included), tuple(ir.Var(p.name) for p in results))
+        # Its own names: the block-level scalars it needs stay in the kernel too.
+        body = self.names.renamed(substitute(_read_rows(body, rows, fresh), fresh))
+        pat = []
+        for p in results:
+            assert isinstance(p.type, ir.ArrayT)
+            h = ir.Param(self.names.fresh(f"{p.name.base}_hoisted"),
+                         ir.ArrayT(p.type.elem, (*sizes, *p.type.shape)))
+            pat.append(h)
+            at = tuple(ir.Var(g) for g in space.gtids if g in d) or (ir.Constant(0, "i64"),)
+            rows[p.name] = (h.name, at)
+        op = SegMap(BLOCKS, SegSpace(tuple(fresh.get(g, g) for g in kept), tuple(sizes)),
+                    tuple(p.type for p in results), body)
+        return [*host, ir.Stm(tuple(pat), op)]
+
+    def split(self, stms: list[ir.Stm], gtids: Sequence[ir.VName]) -> list[ir.Stm]:
+        """`stms` with each BLOCK SegMap that returns both values some
+        block indices do not change and values all of them do split in
+        two or more: one per set of indices of the former, and the rest."""
+        deps: dict[ir.VName, Deps] = {g: frozenset({g}) for g in gtids}
+        out: list[ir.Stm] = []
+        for s in stms:
+            parts = [s]
+            if isinstance(s.exp, SegMap) and s.exp.level == BLOCK and len(s.pat) > 1:
+                parts = self.split_op(s, _result_deps_of(s.exp.body, deps), len(gtids))
+            for part in parts:
+                d = _union(deps.get(v, _NONE) for v in free_vars(part.exp))
+                deps.update((p.name, d) for p in part.pat)
+            out += parts
+        return out
+
+    def split_op(self, s: ir.Stm, result_deps: list[Deps], n_gtids: int) -> list[ir.Stm]:
+        e = s.exp
+        assert isinstance(e, SegMap)
+        by_deps: dict[Deps, list[int]] = {}
+        for i, d in enumerate(result_deps):
+            by_deps.setdefault(d if len(d) < n_gtids else _ALL, []).append(i)
+        rest = by_deps.pop(_ALL, [])
+        if not by_deps or not rest:
+            return [s]
+        parts = [self.part(s, ix) for ix in by_deps.values()]
+        covered = frozenset(id(x) for part in parts for x in part.exp.body.stms)
+        return [*(replace(part, exp=self.names.renamed(part.exp)) for part in parts),
+                self.part(s, rest, covered)]
+
+    def part(self, s: ir.Stm, ix: list[int], covered: frozenset[int] | None = None) -> ir.Stm:
+        """The BLOCK SegMap `s` returning its results `ix` only: what they
+        need, and where `covered` is given, every statement that may fail
+        but those it covers (another part runs them)."""
+        e = s.exp
+        assert isinstance(e, SegMap)
+        body = _sliced(e.body.stms, tuple(e.body.result[i] for i in ix), covered is not None,
+                       covered or frozenset())
+        return ir.Stm(tuple(s.pat[i] for i in ix),
+                      replace(e, ret=tuple(e.ret[i] for i in ix), body=body))
+
+
+    def extract(self, stms: list[ir.Stm], gtids: Sequence[ir.VName]) -> list[ir.Stm]:
+        """`stms` with the costly values that BLOCK ops of every block index
+        compute from what some block indices do not change (a division of
+        two invariant rows) made by BLOCK SegMaps of their own, read by
+        those ops: the SegMaps are then hoisted."""
+        deps: dict[ir.VName, Deps] = {g: frozenset({g}) for g in gtids}
+        out: list[ir.Stm] = []
+        for s in stms:
+            parts = [s]
+            e = s.exp
+            if (isinstance(e, SegMap | SegScan) and e.level == BLOCK and len(e.space.dims) == 1
+                    and len(_union(deps.get(v, _NONE) for v in free_vars(e))) == len(gtids)):
+                parts = self.extract_op(s, deps, len(gtids))
+            for part in parts:
+                d = _union(deps.get(v, _NONE) for v in free_vars(part.exp))
+                deps.update((p.name, d) for p in part.pat)
+            out += parts
+        return out
+
+    def extract_op(self, s: ir.Stm, deps: dict[ir.VName, Deps], n: int) -> list[ir.Stm]:
+        """The BLOCK op `s`, preceded by BLOCK SegMaps computing the costly
+        invariant values of its body (see `extract`), or as it is."""
+        e = s.exp
+        assert isinstance(e, SegMap | SegScan)
+        [ltid] = e.space.gtids
+        local = dict(deps)
+        body: list[ir.Stm] = []
+        for st in e.body.stms:
+            parts = self.split_if(st, local, n) if isinstance(st.exp, ir.If) else [st]
+            for part in parts:
+                d = _union(local.get(v, _NONE) for v in free_vars(part.exp))
+                local.update((p.name, d) for p in part.pat)
+            body += parts
+        body_deps = [_union(local.get(v, _NONE) for v in free_vars(st.exp)) for st in body]
+        used_by_variant = free_vars(e.body.result) | set().union(
+            *(free_vars(st.exp) for st, d in zip(body, body_deps) if len(d) == n))
+        picks: dict[Deps, list[int]] = {}
+        for k, (st, d) in enumerate(zip(body, body_deps)):
+            if (len(d) < n and all(isinstance(p.type, ir.Prim) for p in st.pat)
+                    and any(p.name in used_by_variant for p in st.pat)
+                    and any(_costly(body[j].exp) for j in _slice_of(body, [k]))):
+                picks.setdefault(d, []).append(k)
+        if not picks:
+            return [s]
+        made: list[ir.Stm] = []
+        reads: dict[int, list[ir.Stm]] = {}
+        for ks in picks.values():
+            values = [p for k in ks for p in body[k].pat]
+            arrays = [ir.Param(self.names.fresh(f"{p.name.base}_row"),
+                               ir.ArrayT(p.type.name, e.space.dims))  # type: ignore[union-attr]
+                      for p in values]
+            op = SegMap(BLOCK, e.space, tuple(p.type for p in values),
+                        ir.Body(tuple(body[j] for j in _slice_of(body, ks)),
+                                tuple(ir.Var(p.name) for p in values)))
+            made.append(ir.Stm(tuple(arrays), self.names.renamed(op)))
+            by_name = dict(zip((p.name for p in values), arrays))
+            for k in ks:
+                reads[k] = [ir.Stm((p,), ir.Index(by_name[p.name].name,
+                                                  (ir.DimFix(ir.Var(ltid)),)))
+                            for p in body[k].pat]
+        new_body = [r for k, st in enumerate(body) for r in reads.get(k, [st])]
+        return [*made, replace(s, exp=replace(e, body=ir.Body(tuple(new_body), e.body.result)))]
+
+    def split_if(self, st: ir.Stm, local: dict[ir.VName, Deps], n: int) -> list[ir.Stm]:
+        """An `if` (of kernel code) on an invariant condition returning costly
+        invariant values and others, as two: the invariant values' first."""
+        e = st.exp
+        assert isinstance(e, ir.If)
+        if len(_union(local.get(v, _NONE) for v in free_vars(e.cond))) == n:
+            return [st]
+        inv = [i for i in range(len(st.pat))
+               if all(len(_result_deps_of(b, local)[i]) < n for b in (e.then_, e.else_))]
+        rest = [i for i in range(len(st.pat)) if i not in inv]
+        if not inv or not rest:
+            return [st]
+
+        def part(ix: list[int], covered: frozenset[int] | None = None) -> ir.Stm:
+            branches = [_sliced(b.stms, tuple(b.result[i] for i in ix), covered is not None,
+                                covered or frozenset()) for b in (e.then_, e.else_)]
+            return ir.Stm(tuple(st.pat[i] for i in ix),
+                          replace(e, then_=branches[0], else_=branches[1],
+                                  ret=tuple(e.ret[i] for i in ix)))
+        first = part(inv)
+        branches = (first.exp.then_, first.exp.else_)  # type: ignore[union-attr]
+        if not any(_costly(x.exp) for b in branches for x in b.stms):
+            return [st]
+        covered = frozenset(id(x) for b in branches for x in b.stms)
+        return [replace(first, exp=self.names.renamed(first.exp)), part(rest, covered)]
+
+
+_ALL = frozenset({ir.VName("", -1)})  # split_op's key for values of every index
+
+# Scalar operations that cost more than a read of global memory or two.
+_COSTLY_BINOPS = frozenset({"/", "//", "%", "%%", "**"})
+_CHEAP_UNOPS = frozenset({"neg", "not", "abs", "sgn", "complement"})
+
+
+def _costly(e: ir.Exp) -> bool:
+    """Whether kernel code `e` divides, raises to a power or calls a math function."""
+    match e:
+        case ir.BinOp(op=op):
+            return op in _COSTLY_BINOPS
+        case ir.UnOp(op=op):
+            return op not in _CHEAP_UNOPS
+        case ir.If(_, then_, else_, _):
+            return any(_costly(s.exp) for b in (then_, else_) for s in b.stms)
+        case ir.Loop(body=body):
+            return any(_costly(s.exp) for s in body.stms)
+    return False
+
+
+def _slice_of(stms: list[ir.Stm], ks: list[int]) -> list[int]:
+    """The statements of `stms` that those at `ks` need, and those, in order."""
+    need: set[ir.VName] = set()
+    out = set(ks)
+    for k in range(max(ks), -1, -1):
+        if k in out or any(p.name in need for p in stms[k].pat):
+            out.add(k)
+            need |= free_vars(stms[k].exp)
+    return sorted(out)
+
+
+def _result_deps_of(body: ir.Body, deps: dict[ir.VName, Deps]) -> list[Deps]:
+    """The block indices each result of kernel code `body` depends on."""
+    local = dict(deps)
+    for s in body.stms:
+        d = _union(local.get(v, _NONE) for v in free_vars(s.exp))
+        local.update((p.name, d) for p in s.pat)
+    return [local.get(r.name, _NONE) if isinstance(r, ir.Var) else _NONE for r in body.result]
+
+# The reuse from which the hoisted version runs where nothing tunes it.
+HOISTED_FROM = 64
+
+
+def _branch(stms: list[ir.Stm], names: NameSource) -> ir.Body:
+    """A branch running `stms` and returning what the last binds, under
+    fresh names (all its binders': a SegMap's `host_before` binds its
+    pattern's names too)."""
+    *before, last = stms
+    last = names.renamed(last)
+    return ir.Body((*before, last), tuple(ir.Var(p.name) for p in last.pat))
+
+
+def _is_uniform(e: ir.Exp) -> bool:
+    """Whether `e` is a GRID SegMap of scalars whose body uses none of its
+    indices (so has the same values at every point)."""
+    return (isinstance(e, SegMap) and e.level == GRID and e.host is None
+            and all(isinstance(t, ir.Prim) for t in e.ret) and not binds_arrays(e.body)
+            and not free_vars(e.body) & set(e.space.gtids))
+
+
+def _hoistable(s: ir.Stm, body: ir.Body, stms: list[ir.Stm]) -> bool:
+    """Whether block-level `s` is a BLOCK SegMap or SegScan whose arrays are
+    used, and used only by reads of one element."""
+    e = s.exp
+    if not (isinstance(e, SegMap | SegScan) and e.level == BLOCK):
+        return False
+    rest = ir.Body(tuple(x for x in stms if x is not s), body.result)
+    uses, reads = use_counts(rest), _element_reads(rest)
+    return any(uses[p.name] for p in s.pat) and all(uses[p.name] == reads.get(p.name, 0)
+                                                        for p in s.pat)
+
+
+def _deps(stms: list[ir.Stm], gtids: Sequence[ir.VName]) -> list[Deps]:
+    """The block indices each statement of block code `stms` depends on."""
+    deps: dict[ir.VName, Deps] = {g: frozenset({g}) for g in gtids}
+    out = []
+    for s in stms:
+        d = _union(deps.get(v, _NONE) for v in free_vars(s.exp))
+        deps.update((p.name, d) for p in s.pat)
+        out.append(d)
+    return out
+
+
+
+
+def _union(sets: Iterable[Deps]) -> Deps:
+    return frozenset().union(*sets)
+
+
+def _needs(stms: list[ir.Stm], ops: list[int], hoisted: set[int], deps: list[Deps],
+           d: Deps) -> list[int]:
+    """The statements a kernel computing `ops` runs: those, and the
+    block-level statements they need (depending on `d` only), not other
+    groups' ops, in order."""
+    need = set().union(*(free_vars(stms[k].exp) for k in ops))
+    out = set(ops)
+    for k in range(max(ops), -1, -1):
+        if k in out:
+            need |= free_vars(stms[k].exp)
+        elif k not in hoisted and deps[k] <= d and any(p.name in need for p in stms[k].pat):
+            out.add(k)
+            need |= free_vars(stms[k].exp)
+    return sorted(out)
+
+
+def _dead_removed(stms: list[ir.Stm], ks: list[int], result: tuple[ir.SubExp, ...],
+                  copied: set[int]) -> list[int]:
+    """`ks` without the statements nothing uses that cannot fail, or that a
+    hoisted kernel runs too."""
+    live = free_vars(result)
+    out = []
+    for k in reversed(ks):
+        s = stms[k]
+        if any(p.name in live for p in s.pat) or (k not in copied and can_fail(s.exp, {})):
+            out.append(k)
+            live |= free_vars(s.exp)
+    return out[::-1]
+
+
+def _sliced(stms: tuple[ir.Stm, ...], result: tuple[ir.SubExp, ...], keep_failing: bool,
+            covered: frozenset[int] = frozenset()) -> ir.Body:
+    """Kernel code computing `result` from `stms`: what it needs, and (if
+    `keep_failing`) every statement that may fail, but those (`id`s in
+    `covered`) that another part runs at the same points."""
+    live = free_vars(result)
+    kept = []
+    for s in reversed(stms):
+        if any(p.name in live for p in s.pat) or (
+                keep_failing and id(s) not in covered and can_fail(s.exp, {})):
+            kept.append(s)
+            live |= free_vars(s.exp)
+    return ir.Body(tuple(reversed(kept)), result)
+
+
+# -------------------------------------------------------------- rewriting reads
+
+
+def _map_reads(node: Any, f: Callable[[ir.Index], ir.Index]) -> Any:
+    """`node` with `f` applied to every `Index` in it (unchanged parts as they are)."""
+    if isinstance(node, ir.Index):
+        return f(node)
+    if isinstance(node, tuple):
+        items = tuple(_map_reads(x, f) for x in node)
+        return node if all(a is b for a, b in zip(items, node)) else items
+    if is_dataclass(node) and not isinstance(node, type | ir.VName | ir.Var | ir.Constant):
+        old = [getattr(node, x.name) for x in fields(node)]
+        new = [_map_reads(x, f) for x in old]
+        return node if all(a is b for a, b in zip(new, old)) else type(node)(*new)
+    return node
+
+
+def _element_reads(node: Any) -> dict[ir.VName, int]:
+    """How often each array is read one element at a time in `node`."""
+    counts: dict[ir.VName, int] = {}
+
+    def count(ix: ir.Index) -> ir.Index:
+        if all(isinstance(i, ir.DimFix) for i in ix.slice):
+            counts[ix.arr] = counts.get(ix.arr, 0) + 1
+        return ix
+
+    _map_reads(node, count)
+    return counts
+
+
+def _read_rows(node: Any, rows: dict, fresh: dict[ir.VName, ir.VName]) -> Any:
+    """`node` reading the values of hoisted ops from their kernels' results
+    (`rows`: array -> (result, the index of the block's row)), with the
+    block indices renamed by `fresh`."""
+    def read(ix: ir.Index) -> ir.Index:
+        if ix.arr not in rows:
+            return ix
+        h, at = rows[ix.arr]
+        row = (ir.DimFix(ir.Var(fresh.get(i.name, i.name)) if isinstance(i, ir.Var) else i)
+               for i in at)
+        return replace(ix, arr=h, slice=(*row, *ix.slice))
+    return _map_reads(node, read)
+
+
+def _read_uniform_at_zero(body: ir.Body, uniform: dict[ir.VName, tuple[ir.SubExp, ...]],
+                          dims: dict[ir.VName, ir.SubExp]) -> ir.Body:
+    """Block code `body` (of a kernel whose block indices have the sizes
+    `dims`) reading uniform arrays at 0 where it reads them at indices of
+    its own over the same dimensions."""
+    if not uniform:
+        return body
+    spaces = dict(dims)
+    _collect_spaces(body, spaces)
+
+    def read(ix: ir.Index) -> ir.Index:
+        shape = uniform.get(ix.arr)
+        if shape is None or len(ix.slice) != len(shape):
+            return ix
+        if all(isinstance(i, ir.DimFix) and isinstance(i.i, ir.Var)
+               and spaces.get(i.i.name) == n for i, n in zip(ix.slice, shape)):
+            return replace(ix, slice=tuple(ir.DimFix(ir.Constant(0, "i64")) for _ in shape))
+        return ix
+    return _map_reads(body, read)
+
+
+def _collect_spaces(node: Any, out: dict[ir.VName, ir.SubExp]) -> None:
+    if isinstance(node, SegSpace):
+        out.update(zip(node.gtids, node.dims))
+    elif isinstance(node, tuple):
+        for x in node:
+            _collect_spaces(x, out)
+    elif is_dataclass(node) and not isinstance(node, type):
+        for x in fields(node):
+            _collect_spaces(getattr(node, x.name), out)
