@@ -569,3 +569,35 @@ def test_stencils_computed_by_the_rows_that_read_them(producers, producers_inter
     tss = rng.random((shape[0], shape[2], shape[1]), np.float32)
     for entry, args in (("kept", [rss]), ("used_once", [rss]), ("across", [rss, tss])):
         _same(getattr(inst, entry)(*args), _want(interp, entry, args), entry)
+
+
+INVARIANT_ROWS = PROGRAMS / "invariant_rows.fut"
+
+
+@pytest.fixture(scope="module")
+def invariant_rows(tmp_path_factory: pytest.TempPathFactory):
+    return _package(tmp_path_factory, INVARIANT_ROWS, "rows")
+
+
+@pytest.fixture(scope="module")
+def invariant_rows_interp() -> Interpreter:
+    return Interpreter(load(INVARIANT_ROWS))
+
+
+@pytest.mark.parametrize("version", ["hoisted", "intra", "flat"])
+@pytest.mark.parametrize("shape", [(4, 3, 5), (300, 40, 256), (1, 1, 1), (3, 257, 33), (0, 2, 3)],
+                         ids=str)
+def test_rows_invariant_work_hoisted(invariant_rows, invariant_rows_interp, shape,
+                                     version) -> None:
+    """invariant_rows.fut with the rows' coefficients scanned once per row
+    by a kernel of their own (`hoisted`), by every block (`intra`), or
+    flattened."""
+    lib, interp = invariant_rows, invariant_rows_interp
+    guards = [n for n in lib.TUNING_PARAMS if "suff_" in n]
+    intra = {n: 0 if "suff_intra_par" in n else BIG for n in guards}
+    tuning = {"hoisted": {**intra, **{n: 0 for n in guards if "suff_hoisted" in n}},
+              "intra": intra, "flat": {n: BIG for n in guards}}[version]
+    inst = lib.Rows(backend=BACKEND, tuning=tuning)
+    rng = np.random.default_rng(sum(shape))
+    args = [np.float32(0.5), rng.random(shape[1:], np.float32), rng.random(shape, np.float32)]
+    _same(inst.solve(*args), _want(interp, "solve", args), "solve")
