@@ -36,6 +36,7 @@ BLOCK SegReds (scalar results) are not hoisted.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
@@ -63,6 +64,8 @@ from futgen.opt.effects import can_fail
 from futgen.opt.parts import map_bodies
 
 Deps = frozenset[ir.VName]  # the block indices a block-level value depends on
+# A hoisted op's array -> the hoisted kernel's result and the index of the row to read.
+Rows = dict[ir.VName, tuple[ir.VName, tuple[ir.SubExp, ...]]]
 _NONE: Deps = frozenset()
 
 
@@ -123,7 +126,7 @@ class _Hoister:
         main = _dead_removed(stms, [k for k in range(len(stms)) if k not in ops],
                              body.result, copied)
         out: list[ir.Stm] = []
-        rows: dict[ir.VName, tuple[ir.VName, tuple[ir.SubExp, ...]]] = {}  # a -> (H, row)
+        rows: Rows = {}
         for d in sorted(groups, key=len):
             users = [stms[k] for k in main] + [stms[k] for other in groups if other != d
                                                 for k in included[other]]
@@ -131,14 +134,15 @@ class _Hoister:
             out += self.hoisted(stms, groups[d], included[d], d, e.space, used, rows)
         kernel_body = _read_rows(ir.Body(tuple(stms[k] for k in main), body.result), rows, {})
         hoisted = [*out, replace(stm, exp=replace(e, body=kernel_body))]
-        return self.guarded(stm, hoisted, [dims[g] for g in gtids if not any(g in d for d in groups)])
+        widest = max(groups, key=len)  # its kernel has the most blocks
+        return self.guarded(stm, hoisted, [dims[g] for g in gtids if g not in widest])
 
     def guarded(self, stm: ir.Stm, hoisted: list[ir.Stm], left_out: list[ir.SubExp]
                 ) -> list[ir.Stm]:
         """`if threshold <= reuse then <hoisted> else <stm>`: the hoisted
         kernels' launches pay where their rows serve enough blocks (`reuse`,
-        the points of the block indices no hoisted op depends on), a
-        tunable threshold (LocVolCalib's small dataset, 16 strikes of short
+        the points of the block indices left out of the hoisted kernel with
+        the most blocks), a tunable threshold (LocVolCalib's small dataset, 16 strikes of short
         rows, is faster without)."""
         host: list[ir.Stm] = []
         reuse = i64_product(left_out, self.names, host, "reuse")
@@ -152,7 +156,7 @@ class _Hoister:
                                              tuple(p.type for p in stm.pat)))]
 
     def hoisted(self, stms: list[ir.Stm], ops: list[int], included: list[int], d: Deps,
-                space: SegSpace, used: Any, rows: dict) -> list[ir.Stm]:
+                space: SegSpace, used: Counter[ir.VName], rows: Rows) -> list[ir.Stm]:
         """The host statements of the kernel computing `ops` (whose values
         depend on the block indices `d` only); `rows` learns where the
         values that `used` counts went."""
@@ -195,8 +199,7 @@ class _Hoister:
             if isinstance(s.exp, SegMap) and s.exp.level == BLOCK and len(s.pat) > 1:
                 parts = self.split_op(s, _result_deps_of(s.exp.body, deps), len(gtids))
             for part in parts:
-                d = _union(deps.get(v, _NONE) for v in free_vars(part.exp))
-                deps.update((p.name, d) for p in part.pat)
+                _learn(deps, part)
             out += parts
         return out
 
@@ -240,8 +243,7 @@ class _Hoister:
                     and len(_union(deps.get(v, _NONE) for v in free_vars(e))) == len(gtids)):
                 parts = self.extract_op(s, deps, len(gtids))
             for part in parts:
-                d = _union(deps.get(v, _NONE) for v in free_vars(part.exp))
-                deps.update((p.name, d) for p in part.pat)
+                _learn(deps, part)
             out += parts
         return out
 
@@ -253,13 +255,11 @@ class _Hoister:
         [ltid] = e.space.gtids
         local = dict(deps)
         body: list[ir.Stm] = []
+        body_deps: list[Deps] = []
         for st in e.body.stms:
             parts = self.split_if(st, local, n) if isinstance(st.exp, ir.If) else [st]
-            for part in parts:
-                d = _union(local.get(v, _NONE) for v in free_vars(part.exp))
-                local.update((p.name, d) for p in part.pat)
+            body_deps += [_learn(local, part) for part in parts]
             body += parts
-        body_deps = [_union(local.get(v, _NONE) for v in free_vars(st.exp)) for st in body]
         used_by_variant = free_vars(e.body.result) | set().union(
             *(free_vars(st.exp) for st, d in zip(body, body_deps) if len(d) == n))
         picks: dict[Deps, list[int]] = {}
@@ -352,8 +352,7 @@ def _result_deps_of(body: ir.Body, deps: dict[ir.VName, Deps]) -> list[Deps]:
     """The block indices each result of kernel code `body` depends on."""
     local = dict(deps)
     for s in body.stms:
-        d = _union(local.get(v, _NONE) for v in free_vars(s.exp))
-        local.update((p.name, d) for p in s.pat)
+        _learn(local, s)
     return [local.get(r.name, _NONE) if isinstance(r, ir.Var) else _NONE for r in body.result]
 
 # The reuse from which the hoisted version runs where nothing tunes it.
@@ -392,18 +391,21 @@ def _hoistable(s: ir.Stm, body: ir.Body, stms: list[ir.Stm]) -> bool:
 def _deps(stms: list[ir.Stm], gtids: Sequence[ir.VName]) -> list[Deps]:
     """The block indices each statement of block code `stms` depends on."""
     deps: dict[ir.VName, Deps] = {g: frozenset({g}) for g in gtids}
-    out = []
-    for s in stms:
-        d = _union(deps.get(v, _NONE) for v in free_vars(s.exp))
-        deps.update((p.name, d) for p in s.pat)
-        out.append(d)
-    return out
+    return [_learn(deps, s) for s in stms]
 
 
 
 
 def _union(sets: Iterable[Deps]) -> Deps:
     return frozenset().union(*sets)
+
+
+def _learn(deps: dict[ir.VName, Deps], stm: ir.Stm) -> Deps:
+    """The block indices `stm` depends on (by `deps`, of the names in
+    scope), which its names then depend on too."""
+    d = _union(deps.get(v, _NONE) for v in free_vars(stm.exp))
+    deps.update((p.name, d) for p in stm.pat)
+    return d
 
 
 def _needs(stms: list[ir.Stm], ops: list[int], hoisted: set[int], deps: list[Deps],
@@ -481,7 +483,7 @@ def _element_reads(node: Any) -> dict[ir.VName, int]:
     return counts
 
 
-def _read_rows(node: Any, rows: dict, fresh: dict[ir.VName, ir.VName]) -> Any:
+def _read_rows(node: Any, rows: Rows, fresh: dict[ir.VName, ir.VName]) -> Any:
     """`node` reading the values of hoisted ops from their kernels' results
     (`rows`: array -> (result, the index of the block's row)), with the
     block indices renamed by `fresh`."""
