@@ -18,7 +18,17 @@ A BLOCK SegMap returning values of both kinds is split first: one SegMap
 per set of indices its hoistable values depend on, and the rest, which
 keeps every statement that may fail, so that the kernel still checks all
 it checked.  A hoisted op with a use other than a read of one element
-stays where it is.
+stays where it is.  A costly invariant value inside an op that every block
+index changes (a division, a power, a math function: LocVolCalib's
+`a[i] / b[i - 1]` and `c[i] / b[i]` in its second and third scans, each
+under `if i > 0`) becomes a BLOCK SegMap of its own, its `if` split from
+the variant values' where needed, and is hoisted in turn.
+
+The hoisted version is one branch of `if threshold(<fn>.suff_hoisted_<k>)
+<= reuse`, the original kernel the other: `reuse` is how many blocks share
+a row of the widest hoisted kernel.  Two more launches a step do not pay
+for themselves everywhere (LocVolCalib's small dataset: 16 strikes of
+32-wide rows); the tuner decides.
 
 Invariance needs the uniform arrays seen: a GRID SegMap whose body does not
 use its indices makes the same values at every point (LocVolCalib's time
@@ -227,7 +237,6 @@ class _Hoister:
                        covered or frozenset())
         return ir.Stm(tuple(s.pat[i] for i in ix),
                       replace(e, ret=tuple(e.ret[i] for i in ix), body=body))
-
 
     def extract(self, stms: list[ir.Stm], gtids: Sequence[ir.VName]) -> list[ir.Stm]:
         """`stms` with the costly values that BLOCK ops of every block index
