@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from futgen.core import ir
 from futgen.gpu.ir import INFINITE_THRESHOLD, ThresholdCmp, path_entries
-from futgen.opt.parts import host_stms
+from futgen.opt.parts import bodies
 
 FORCED = {True: 0, False: INFINITE_THRESHOLD}
 
@@ -51,11 +51,32 @@ def forest(params: Mapping[str, Mapping]) -> list[Node]:
 
 def program_thresholds(prog: ir.Program) -> dict[str, dict]:
     """The version guards of a GPU IR program as a package's TUNING_PARAMS
-    lists them (for `version_runs` without building the package)."""
-    return {s.exp.name: {"class": "threshold", "default": s.exp.default,
-                         "path": path_entries(s.exp.path)}
-            for f in prog.functions for s in host_stms(f.body)
-            if isinstance(s.exp, ThresholdCmp)}
+    lists them (for `version_runs` without building the package), with the
+    paths the host code generator gives them: the guards of the branches
+    around each, a condition `g & fits` (or `|`) counting as `g`'s."""
+    out: dict[str, dict] = {}
+    for f in prog.functions:
+        _guards(f.body, (), {}, out)
+    return out
+
+
+def _guards(body: ir.Body, path: tuple[tuple[str, bool], ...],
+            guards: dict[ir.VName, str], out: dict[str, dict]) -> None:
+    guards = dict(guards)  # condition variable -> the threshold it tests
+    for s in body.stms:
+        match s.exp:
+            case ThresholdCmp(name, _, _, default):
+                guards[s.pat[0].name] = name
+                out[name] = {"class": "threshold", "default": default,
+                             "path": path_entries(path)}
+            case ir.BinOp("&" | "|", "bool", ir.Var(g), _) if g in guards:
+                guards[s.pat[0].name] = guards[g]
+            case ir.If(ir.Var(c), then_, else_, _) if c in guards:
+                _guards(then_, (*path, (guards[c], True)), guards, out)
+                _guards(else_, (*path, (guards[c], False)), guards, out)
+            case ir.If() | ir.Loop():
+                for b in bodies(s.exp):
+                    _guards(b, path, guards, out)
 
 
 def version_runs(params: Mapping[str, Mapping]) -> list[dict[str, int]]:

@@ -3,9 +3,15 @@ every version of it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from futgen.tune.forest import FORCED, forest, version_runs
+from futgen.codegen.package import build_package
+from futgen.core import load
+from futgen.pipeline import run_passes
+from futgen.testing.compiled import import_package
+from futgen.tune.forest import FORCED, forest, program_thresholds, version_runs
 
 ON, OFF = FORCED[True], FORCED[False]
 
@@ -45,3 +51,22 @@ def test_other_classes_are_not_versions_and_no_thresholds_is_one_run():
 def test_a_path_naming_no_threshold_is_an_error():
     with pytest.raises(ValueError, match="names m.gone_3, which is no threshold"):
         forest(_params({"m.suff_outer_par_0": ("m.gone_3",)}))
+
+
+def test_a_gpu_ir_programs_guards_have_the_paths_its_package_gives_them(tmp_path):
+    """`program_thresholds` (versions checked without a package) nests the
+    guards as the host code generator does, so its runs reach the versions
+    under the first guard's false branch: the intra-block one, and the
+    hoisted kernels under it (tests/programs/kernels/invariant_rows.fut)."""
+    program = Path(__file__).resolve().parents[1] / "programs" / "kernels" / "invariant_rows.fut"
+    got = program_thresholds(run_passes(load(program)))
+    lib = import_package(build_package(program, tmp_path / "pkg", name="rows"))
+    # (The package has thresholds of its kernels' own too: scan strategies.)
+    want = {n: p for n, p in lib.TUNING_PARAMS.items() if ".suff_" in n}
+    assert {n: tuple(p["path"]) for n, p in got.items()} == {
+        n: tuple(p["path"]) for n, p in want.items()}
+    assert got["solve.suff_hoisted_0"]["path"] == ("!solve.suff_outer_par_1",
+                                                   "solve.suff_intra_par_2")
+    assert {"solve.suff_outer_par_1": OFF, "solve.suff_intra_par_2": ON,
+            "solve.suff_hoisted_0": ON}.items() <= next(
+        r for r in version_runs(got) if r.get("solve.suff_hoisted_0") == ON).items()
