@@ -487,9 +487,8 @@ class HostCompiler:
         out = []
         for r, t in zip(rows, e.ret):
             row = [f"int({subexp(d)})" for d in getattr(t, "shape", ())]
-            prim = t.elem if isinstance(t, ir.ArrayT) else t.name
             col = em.fresh("col")
-            em.line(f"{col} = S.stack({r}, {prim!r}, {tuple_text(['0', *row])})"
+            em.line(f"{col} = S.stack({r}, {ir.elem_prim(t)!r}, {tuple_text(['0', *row])})"
                     f".reshape({tuple_text([*dims, *row])})")
             out.append(col)
         return out

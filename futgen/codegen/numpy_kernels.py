@@ -99,10 +99,6 @@ def check_call(e: ir.Assert) -> str:
     return f"S.check({subexp(e.cond)}, {e.msg!r}, {loc_text(e.loc)}{args})"
 
 
-def _prim(t: ir.Type) -> str:
-    return t.name if isinstance(t, ir.Prim) else t.elem
-
-
 # ------------------------------------------------------------ lane code
 
 
@@ -180,7 +176,7 @@ class LaneCompiler:
             em.line(f"{res} = {fn}({args}) if {idx}.size else {(0,) * len(stm.pat)!r}")
             results.append(res)
         self._assign(stm, [f"S.merge(_n, {yes}, {no}, {results[0]}[{k}], {results[1]}[{k}], "
-                           f"{_prim(p.type)!r})" for k, p in enumerate(stm.pat)])
+                           f"{ir.elem_prim(p.type)!r})" for k, p in enumerate(stm.pat)])
 
     def loop(self, stm: ir.Stm, e: ir.Loop, lanes: set[ir.VName]) -> None:
         params = [p.name for p, _ in e.merge]
@@ -206,7 +202,7 @@ class LaneCompiler:
         params = [p.name for p, _ in e.merge]
         state = [em.fresh("state") for _ in params]
         for s, (p, init) in zip(state, e.merge):
-            em.line(f"{s} = S.full({subexp(init)}, _n, {_prim(p.type)!r})")
+            em.line(f"{s} = S.full({subexp(init)}, _n, {ir.elem_prim(p.type)!r})")
         free = sorted((free_vars(e.body) & lanes) - set(params), key=str)
         counter = [e.form.i] if isinstance(e.form, ir.ForLoop) else []
         fn = em.fresh("body")
@@ -249,7 +245,7 @@ def _np(prim: str) -> str:
 def _operator(em: Emitter, op_lam: ir.Lambda, nes: tuple[ir.SubExp, ...],
               cols: list[str], scan: bool, rows: RowCompiler) -> list[str]:
     """Reduce or scan columns (last axis) with an operator; the result names."""
-    prims_ = [_prim(t) for t in op_lam.ret]
+    prims_ = [ir.elem_prim(t) for t in op_lam.ret]
     out = [em.fresh("red") for _ in nes]
     binop = single_binop(op_lam)
     if binop is not None:
@@ -286,7 +282,7 @@ def _sequential_operator(em: Emitter, op_lam: ir.Lambda, nes: tuple[ir.SubExp, .
             em.line(f"{s}.append({a})")
     for k, o in enumerate(out):
         if scan:
-            em.line(f"{o} = S.stack({steps[k]}, {_prim(op_lam.ret[k])!r}, "
+            em.line(f"{o} = S.stack({steps[k]}, {ir.elem_prim(op_lam.ret[k])!r}, "
                     f"np.shape({cols[k]}))")
         else:
             em.line(f"{o} = {acc[k]}")
@@ -316,7 +312,7 @@ def _map_columns(em: Emitter, lam: ir.Lambda, w: str, arrs: list[str],
         res = em.fresh("res")
         em.line(f"{res} = {fn}({', '.join([w, *arrs])})")
         for k, (c, t) in enumerate(zip(cols, lam.ret)):
-            em.line(f"{c} = S.column({res}[{k}], {w}, {_prim(t)!r})")
+            em.line(f"{c} = S.column({res}[{k}], {w}, {ir.elem_prim(t)!r})")
         return cols
     fn = _row_function(em, lam, rows)
     acc = em.fresh("rows")
@@ -327,7 +323,7 @@ def _map_columns(em: Emitter, lam: ir.Lambda, w: str, arrs: list[str],
                 for a, p in zip(arrs, lam.params)]
         em.line(f"{acc}.append({fn}({', '.join(args)}))")
     for k, (c, t) in enumerate(zip(cols, lam.ret)):
-        em.line(f"{c} = S.stack([r[{k}] for r in {acc}], {_prim(t)!r}, {empty[k]})")
+        em.line(f"{c} = S.stack([r[{k}] for r in {acc}], {ir.elem_prim(t)!r}, {empty[k]})")
     return cols
 
 
@@ -444,7 +440,7 @@ def emit_segop(em: Emitter, stm: ir.Stm, rows: RowCompiler) -> list[str]:
     cols = []
     for r, t in zip(results, op.ret):
         c = em.fresh("col")
-        em.line(f"{c} = S.column({r}, _n, {_prim(t)!r}).reshape({dims})")
+        em.line(f"{c} = S.column({r}, _n, {ir.elem_prim(t)!r}).reshape({dims})")
         cols.append(c)
     if isinstance(op, gpu.SegMap):
         return cols

@@ -570,6 +570,11 @@ def unop_type(op: str, prim: str) -> str:
     return UNOP_RESULTS.get(op, prim)
 
 
+def elem_prim(t: Type) -> str:
+    """The primitive type of scalar type `t`, or of the elements of array type `t`."""
+    return t.name if isinstance(t, Prim) else t.elem
+
+
 def row(t: Type) -> Type:
     """The type of one row (element of the outermost dimension) of array type `t`."""
     assert isinstance(t, ArrayT), t

@@ -228,7 +228,7 @@ class BlockBuilder:
         nred = len(elems) - nscan
         ret = tuple(t for t in e.map_lam.ret)
         pat = tuple(p if nscan <= k < nscan + nred else
-                    ir.Param(p.name, ir.ArrayT(_prim(p.type), (e.w,)))
+                    ir.Param(p.name, ir.ArrayT(ir.elem_prim(p.type), (e.w,)))
                     for k, p in enumerate(pat))
         self.kb._bind(pat)
         op: SegMap | SegRed | SegScan
@@ -303,16 +303,12 @@ class BlockBuilder:
         kb.private, kb.types = trial.private, trial.types
 
 
-def _prim(t: ir.Type) -> str:
-    return t.name if isinstance(t, ir.Prim) else t.elem
-
-
 def _elem(kb: KernelBuilder, v: ir.VName) -> str:
     view = kb.views.get(v)
     if view is None:
-        return _prim(kb.types[v])
+        return ir.elem_prim(kb.types[v])
     if isinstance(view, View):
-        return _prim(kb.types[view.arr])
+        return ir.elem_prim(kb.types[view.arr])
     return "i64"  # an iota
 
 

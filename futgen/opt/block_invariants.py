@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from futgen.core import ir
@@ -69,9 +69,10 @@ from futgen.gpu.ir import (
     SegSpace,
     ThresholdCmp,
     binds_arrays,
+    block_ops,
 )
 from futgen.opt.effects import can_fail
-from futgen.opt.parts import map_bodies
+from futgen.opt.parts import map_bodies, map_code_bodies
 
 Deps = frozenset[ir.VName]  # the block indices a block-level value depends on
 # A hoisted op's array -> the hoisted kernel's result and the index of the row to read.
@@ -131,10 +132,14 @@ class _Hoister:
         ops = {k for ks in groups.values() for k in ks}
         # Each hoisted kernel: its ops and the block-level statements they
         # need, other groups' ops excepted (read from their kernels).
-        included = {d: _needs(stms, ks, ops, deps, d) for d, ks in groups.items()}
+        included = {d: _backward(stms, (), keep=set(ks).__contains__,
+                                 may_take=lambda k, d=d: k not in ops and deps[k] <= d)
+                    for d, ks in groups.items()}
+        # The kernel keeps what may fail but the hoisted kernels run too.
         copied = set().union(*included.values())
-        main = _dead_removed(stms, [k for k in range(len(stms)) if k not in ops],
-                             body.result, copied)
+        main = _backward(stms, free_vars(body.result),
+                         keep=lambda k: k not in ops | copied and can_fail(stms[k].exp, {}),
+                         may_take=lambda k: k not in ops)
         out: list[ir.Stm] = []
         rows: Rows = {}
         for d in sorted(groups, key=len):
@@ -152,8 +157,8 @@ class _Hoister:
         """`if threshold <= reuse then <hoisted> else <stm>`: the hoisted
         kernels' launches pay where their rows serve enough blocks (`reuse`,
         the points of the block indices left out of the hoisted kernel with
-        the most blocks), a tunable threshold (LocVolCalib's small dataset, 16 strikes of short
-        rows, is faster without)."""
+        the most blocks), a tunable threshold (LocVolCalib's small dataset,
+        16 strikes of short rows, is faster without)."""
         host: list[ir.Stm] = []
         reuse = i64_product(left_out, self.names, host, "reuse")
         cond = self.names.fresh("suff_hoisted")
@@ -249,7 +254,7 @@ class _Hoister:
             parts = [s]
             e = s.exp
             if (isinstance(e, SegMap | SegScan) and e.level == BLOCK and len(e.space.dims) == 1
-                    and len(_union(deps.get(v, _NONE) for v in free_vars(e))) == len(gtids)):
+                    and len(_depends(deps, e)) == len(gtids)):
                 parts = self.extract_op(s, deps, len(gtids))
             for part in parts:
                 _learn(deps, part)
@@ -273,9 +278,10 @@ class _Hoister:
             *(free_vars(st.exp) for st, d in zip(body, body_deps) if len(d) == n))
         picks: dict[Deps, list[int]] = {}
         for k, (st, d) in enumerate(zip(body, body_deps)):
+            needed = _backward(body, (), keep={k}.__contains__)
             if (len(d) < n and all(isinstance(p.type, ir.Prim) for p in st.pat)
                     and any(p.name in used_by_variant for p in st.pat)
-                    and any(_costly(body[j].exp) for j in _slice_of(body, [k]))):
+                    and any(_costly(body[j].exp) for j in needed)):
                 picks.setdefault(d, []).append(k)
         if not picks:
             return [s]
@@ -286,8 +292,9 @@ class _Hoister:
             arrays = [ir.Param(self.names.fresh(f"{p.name.base}_row"),
                                ir.ArrayT(p.type.name, e.space.dims))  # type: ignore[union-attr]
                       for p in values]
+            needed = _backward(body, (), keep=set(ks).__contains__)
             op = SegMap(BLOCK, e.space, tuple(p.type for p in values),
-                        ir.Body(tuple(body[j] for j in _slice_of(body, ks)),
+                        ir.Body(tuple(body[j] for j in needed),
                                 tuple(ir.Var(p.name) for p in values)))
             made.append(ir.Stm(tuple(arrays), self.names.renamed(op)))
             by_name = dict(zip((p.name for p in values), arrays))
@@ -303,7 +310,7 @@ class _Hoister:
         invariant values and others, as two: the invariant values' first."""
         e = st.exp
         assert isinstance(e, ir.If)
-        if len(_union(local.get(v, _NONE) for v in free_vars(e.cond))) == n:
+        if len(_depends(local, e.cond)) == n:
             return [st]
         inv = [i for i in range(len(st.pat))
                if all(len(_result_deps_of(b, local)[i]) < n for b in (e.then_, e.else_))]
@@ -344,17 +351,6 @@ def _costly(e: ir.Exp) -> bool:
         case ir.Loop(body=body):
             return any(_costly(s.exp) for s in body.stms)
     return False
-
-
-def _slice_of(stms: list[ir.Stm], ks: list[int]) -> list[int]:
-    """The statements of `stms` that those at `ks` need, and those, in order."""
-    need: set[ir.VName] = set()
-    out = set(ks)
-    for k in range(max(ks), -1, -1):
-        if k in out or any(p.name in need for p in stms[k].pat):
-            out.add(k)
-            need |= free_vars(stms[k].exp)
-    return sorted(out)
 
 
 def _result_deps_of(body: ir.Body, deps: dict[ir.VName, Deps]) -> list[Deps]:
@@ -409,41 +405,30 @@ def _union(sets: Iterable[Deps]) -> Deps:
     return frozenset().union(*sets)
 
 
+def _depends(deps: dict[ir.VName, Deps], node: Any) -> Deps:
+    """The block indices `node` depends on, by those of its free names (`deps`)."""
+    return _union(deps.get(v, _NONE) for v in free_vars(node))
+
+
 def _learn(deps: dict[ir.VName, Deps], stm: ir.Stm) -> Deps:
-    """The block indices `stm` depends on (by `deps`, of the names in
-    scope), which its names then depend on too."""
-    d = _union(deps.get(v, _NONE) for v in free_vars(stm.exp))
+    """The block indices `stm` depends on, which its names then depend on too."""
+    d = _depends(deps, stm.exp)
     deps.update((p.name, d) for p in stm.pat)
     return d
 
 
-def _needs(stms: list[ir.Stm], ops: list[int], hoisted: set[int], deps: list[Deps],
-           d: Deps) -> list[int]:
-    """The statements a kernel computing `ops` runs: those, and the
-    block-level statements they need (depending on `d` only), not other
-    groups' ops, in order."""
-    need = set().union(*(free_vars(stms[k].exp) for k in ops))
-    out = set(ops)
-    for k in range(max(ops), -1, -1):
-        if k in out:
-            need |= free_vars(stms[k].exp)
-        elif k not in hoisted and deps[k] <= d and any(p.name in need for p in stms[k].pat):
-            out.add(k)
-            need |= free_vars(stms[k].exp)
-    return sorted(out)
-
-
-def _dead_removed(stms: list[ir.Stm], ks: list[int], result: tuple[ir.SubExp, ...],
-                  copied: set[int]) -> list[int]:
-    """`ks` without the statements nothing uses that cannot fail, or that a
-    hoisted kernel runs too."""
-    live = free_vars(result)
+def _backward(stms: Sequence[ir.Stm], live: Iterable[ir.VName],
+              keep: Callable[[int], bool] = lambda k: False,
+              may_take: Callable[[int], bool] = lambda k: True) -> list[int]:
+    """The positions of `stms`, in order, that a walk from the last keeps:
+    those `keep` names, and those `may_take` allows that bind a name used
+    after `stms` (`live`) or by a statement kept after them."""
+    live = set(live)
     out = []
-    for k in reversed(ks):
-        s = stms[k]
-        if any(p.name in live for p in s.pat) or (k not in copied and can_fail(s.exp, {})):
+    for k in range(len(stms) - 1, -1, -1):
+        if keep(k) or (may_take(k) and any(p.name in live for p in stms[k].pat)):
             out.append(k)
-            live |= free_vars(s.exp)
+            live |= free_vars(stms[k].exp)
     return out[::-1]
 
 
@@ -452,35 +437,25 @@ def _sliced(stms: tuple[ir.Stm, ...], result: tuple[ir.SubExp, ...], keep_failin
     """Kernel code computing `result` from `stms`: what it needs, and (if
     `keep_failing`) every statement that may fail, but those (`id`s in
     `covered`) that another part runs at the same points."""
-    live = free_vars(result)
-    kept = []
-    for s in reversed(stms):
-        if any(p.name in live for p in s.pat) or (
-                keep_failing and id(s) not in covered and can_fail(s.exp, {})):
-            kept.append(s)
-            live |= free_vars(s.exp)
-    return ir.Body(tuple(reversed(kept)), result)
+    def failing(k: int) -> bool:
+        return keep_failing and id(stms[k]) not in covered and can_fail(stms[k].exp, {})
+    return ir.Body(tuple(stms[k] for k in _backward(stms, free_vars(result), keep=failing)),
+                   result)
 
 
 # -------------------------------------------------------------- rewriting reads
 
 
-def _map_reads(node: Any, f: Callable[[ir.Index], ir.Index]) -> Any:
-    """`node` with `f` applied to every `Index` in it (unchanged parts as they are)."""
-    if isinstance(node, ir.Index):
-        return f(node)
-    if isinstance(node, tuple):
-        items = tuple(_map_reads(x, f) for x in node)
-        return node if all(a is b for a, b in zip(items, node)) else items
-    if is_dataclass(node) and not isinstance(node, type | ir.VName | ir.Var | ir.Constant):
-        old = [getattr(node, x.name) for x in fields(node)]
-        new = [_map_reads(x, f) for x in old]
-        return node if all(a is b for a, b in zip(new, old)) else type(node)(*new)
-    return node
+def _map_reads(body: ir.Body, f: Callable[[ir.Index], ir.Index]) -> ir.Body:
+    """Block code `body` with `f` applied to every `Index` in it, at any depth."""
+    return ir.Body(tuple(
+        replace(s, exp=f(s.exp) if isinstance(s.exp, ir.Index)
+                else map_code_bodies(s.exp, lambda b: _map_reads(b, f)))
+        for s in body.stms), body.result)
 
 
-def _element_reads(node: Any) -> dict[ir.VName, int]:
-    """How often each array is read one element at a time in `node`."""
+def _element_reads(body: ir.Body) -> dict[ir.VName, int]:
+    """How often each array is read one element at a time in block code `body`."""
     counts: dict[ir.VName, int] = {}
 
     def count(ix: ir.Index) -> ir.Index:
@@ -488,12 +463,12 @@ def _element_reads(node: Any) -> dict[ir.VName, int]:
             counts[ix.arr] = counts.get(ix.arr, 0) + 1
         return ix
 
-    _map_reads(node, count)
+    _map_reads(body, count)
     return counts
 
 
-def _read_rows(node: Any, rows: Rows, fresh: dict[ir.VName, ir.VName]) -> Any:
-    """`node` reading the values of hoisted ops from their kernels' results
+def _read_rows(body: ir.Body, rows: Rows, fresh: dict[ir.VName, ir.VName]) -> ir.Body:
+    """Block code `body` reading the values of hoisted ops from their kernels' results
     (`rows`: array -> (result, the index of the block's row)), with the
     block indices renamed by `fresh`."""
     def read(ix: ir.Index) -> ir.Index:
@@ -503,7 +478,7 @@ def _read_rows(node: Any, rows: Rows, fresh: dict[ir.VName, ir.VName]) -> Any:
         row = (ir.DimFix(ir.Var(fresh.get(i.name, i.name)) if isinstance(i, ir.Var) else i)
                for i in at)
         return replace(ix, arr=h, slice=(*row, *ix.slice))
-    return _map_reads(node, read)
+    return _map_reads(body, read)
 
 
 def _read_uniform_at_zero(body: ir.Body, uniform: dict[ir.VName, tuple[ir.SubExp, ...]],
@@ -514,7 +489,8 @@ def _read_uniform_at_zero(body: ir.Body, uniform: dict[ir.VName, tuple[ir.SubExp
     if not uniform:
         return body
     spaces = dict(dims)
-    _collect_spaces(body, spaces)
+    for op in block_ops(body):
+        spaces.update(zip(op.space.gtids, op.space.dims))
 
     def read(ix: ir.Index) -> ir.Index:
         shape = uniform.get(ix.arr)
@@ -525,14 +501,3 @@ def _read_uniform_at_zero(body: ir.Body, uniform: dict[ir.VName, tuple[ir.SubExp
             return replace(ix, slice=tuple(ir.DimFix(ir.Constant(0, "i64")) for _ in shape))
         return ix
     return _map_reads(body, read)
-
-
-def _collect_spaces(node: Any, out: dict[ir.VName, ir.SubExp]) -> None:
-    if isinstance(node, SegSpace):
-        out.update(zip(node.gtids, node.dims))
-    elif isinstance(node, tuple):
-        for x in node:
-            _collect_spaces(x, out)
-    elif is_dataclass(node) and not isinstance(node, type):
-        for x in fields(node):
-            _collect_spaces(getattr(node, x.name), out)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from futgen.core import ir
 from futgen.core.ad.forward import (
     I64,
-    _prim,
     array_dims,
     element_count,
 )
@@ -27,13 +26,13 @@ def _flatten_array(it: Internaliser, a: ir.SubExp) -> tuple[ir.SubExp, list[ir.S
     if len(dims) == 1:
         return a, dims
     n = element_count(it, dims)
-    return it.bind1(ir.Reshape(a.name, (n,)), ir.ArrayT(_prim(it.type_of(a)), (n,)), "flat"), dims
+    return it.bind1(ir.Reshape(a.name, (n,)), ir.ArrayT(ir.elem_prim(it.type_of(a)), (n,)), "flat"), dims
 
 
 def _reshaped(it: Internaliser, a: ir.SubExp, dims: list[ir.SubExp]) -> ir.SubExp:
     if len(dims) == 1:
         return a
-    return it.bind1(ir.Reshape(a.name, tuple(dims)), ir.ArrayT(_prim(it.type_of(a)), tuple(dims)),
+    return it.bind1(ir.Reshape(a.name, tuple(dims)), ir.ArrayT(ir.elem_prim(it.type_of(a)), tuple(dims)),
                     "adj")
 
 
@@ -86,7 +85,7 @@ def scatter_add(it: Internaliser, v: ir.VName, w: ir.SubExp, bins: ir.SubExp,
 
     dims = array_dims(it, ir.Var(v))
     n = element_count(it, dims)
-    prim = _prim(it.type_of(ir.Var(v)))
+    prim = ir.elem_prim(it.type_of(ir.Var(v)))
     zeros = it.bind1(ir.Replicate((n,), _constant(0, prim)), ir.ArrayT(prim, (n,)), "adj")
     op = ir.HistOp((zeros.name,), (_constant(0, prim),), binop_lambda(it, "+", prim))
     summed = it.bind1(ir.Hist(w, (bins.name, values.name), (op,),

@@ -6,7 +6,6 @@ from futgen.core import ir
 from futgen.core.ad.forward import (
     Forward,
     Tangent,
-    _prim,
     array_dims,
     element_count,
     indices,
@@ -22,7 +21,7 @@ def _cotangent(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], c: int,
     elements, the tangent of the result seeded there, dotted with `ybar`."""
     x = xs[c]
     t = it.type_of(x)
-    if _prim(t) == "bool":  # no cotangents through bools (Futhark's reverse mode has none)
+    if ir.elem_prim(t) == "bool":  # no cotangents through bools (Futhark's reverse mode has none)
         return Forward(it, loc).zero_like(x)
     if isinstance(t, ir.Prim):
         return _seeded_dot(it, lam, xs, c, _constant(1, t.name), ybars, t.name, loc)
@@ -55,7 +54,7 @@ def _seeded_dot(it: Internaliser, lam: ir.Lambda, xs: list[ir.SubExp], c: int, s
     total: ir.SubExp | None = None
     for y, dy, ybar in zip(ys, dys, ybars):
         yt = it.type_of(y)
-        yprim = _prim(yt)
+        yprim = ir.elem_prim(yt)
         if dy is None or yprim == "bool":
             continue
         term = it.bind1(ir.BinOp("*", yprim, dy, ybar), ir.Prim(yprim), "dot") \
@@ -73,7 +72,7 @@ def _dot(it: Internaliser, y: ir.SubExp, a: ir.SubExp, b: ir.SubExp, loc: Loc) -
 
     dims = array_dims(it, y)
     n = element_count(it, dims)
-    prim = _prim(it.type_of(y))
+    prim = ir.elem_prim(it.type_of(y))
     flat = ir.ArrayT(prim, (n,))
     if len(dims) > 1:
         a, b = (it.bind1(ir.Reshape(v.name, (n,), loc), flat, "flat") for v in (a, b))

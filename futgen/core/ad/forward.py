@@ -22,10 +22,6 @@ Tangent = ir.SubExp | None
 I64 = ir.Prim("i64")
 
 
-def _prim(t: ir.Type) -> str:
-    return t.name if isinstance(t, ir.Prim) else t.elem
-
-
 def zero_stms(it: Internaliser, like: ir.SubExp, t: ir.Type) -> tuple[list[ir.Stm], ir.SubExp]:
     """Statements making a zero of type `t` (of `like`'s shape where `t`
     leaves a size unknown), and the zero."""

@@ -58,7 +58,6 @@ from futgen.core.ad.derivatives import (
 from futgen.core.ad.forward import (
     I64,
     Forward,
-    _prim,
     array_dims,
     emit_zero,
     zero_stms,
@@ -111,7 +110,7 @@ class Reverse(SoacRules):
     def add(self, v: ir.SubExp | ir.VName, c: ir.SubExp) -> None:
         """Adds contribution `c` to the adjoint of `v`."""
         v = ir.Var(v) if isinstance(v, ir.VName) else v
-        if not isinstance(v, ir.Var) or _prim(self.type_of(v)) == "bool":
+        if not isinstance(v, ir.Var) or ir.elem_prim(self.type_of(v)) == "bool":
             return
         old = self.adj.get(v.name)
         if old is None:
@@ -187,7 +186,7 @@ class Reverse(SoacRules):
             case ir.Reshape(arr, _shape, loc):
                 dims = array_dims(self.it, ir.Var(arr))
                 self.add(arr, self.emit(ir.Reshape(ybar.name, tuple(dims), loc),
-                                        ir.ArrayT(_prim(self.type_of(arr)), tuple(dims))))
+                                        ir.ArrayT(ir.elem_prim(self.type_of(arr)), tuple(dims))))
             case ir.Rearrange(arr, perm):
                 inverse = tuple(sorted(range(len(perm)), key=lambda k: perm[k]))
                 self.add(arr, self.emit(ir.Rearrange(ybar.name, inverse), self.type_of(arr)))
@@ -370,8 +369,8 @@ class Reverse(SoacRules):
             n = self.emit(ir.ConvOp(e.form.prim, "i64", n), I64)
         shapes = [[n, *(array_dims(self.it, x) if isinstance(self.type_of(x), ir.ArrayT) else [])]
                   for _, x in e.merge]
-        inits = [self.emit(ir.Replicate(tuple(sh), _constant(0, _prim(p.type))),
-                           ir.ArrayT(_prim(p.type), tuple(sh)))
+        inits = [self.emit(ir.Replicate(tuple(sh), _constant(0, ir.elem_prim(p.type))),
+                           ir.ArrayT(ir.elem_prim(p.type), tuple(sh)))
                  for (p, _), sh in zip(e.merge, shapes)]
         fw = Forward(self.it, self.loc, replay=True)
         params, _ = fw.fresh_params(tuple(p for p, _ in e.merge))

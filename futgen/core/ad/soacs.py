@@ -22,7 +22,6 @@ from futgen.core.ad.derivatives import (
 from futgen.core.ad.forward import (
     I64,
     Forward,
-    _prim,
     array_dims,
     emit_zero,
     indices,
@@ -74,7 +73,7 @@ class SoacRules:
             return
         ybar = self.adj[outs[0]]
         t = self.type_of(ybar)
-        prim = _prim(t)
+        prim = ir.elem_prim(t)
         rev = _reverse(self.it, ybar)
         from futgen.core.builtins import binop_lambda, identity_lambda
 
@@ -93,7 +92,7 @@ class SoacRules:
         from futgen.core.builtins import identity_lambda
 
         k = len(arrs)
-        prim = _prim(self.type_of(arrs[0]))
+        prim = ir.elem_prim(self.type_of(arrs[0]))
         t = ir.Prim(prim)
         ybars = [self.adj.get(o) or emit_zero(self.it, ir.Var(o)) for o in outs]
         idx = indices(self.it, w)
@@ -196,17 +195,17 @@ class SoacRules:
             for c in range(k):
                 fw = Forward(self.it, self.loc, replay=True)
                 seed = [None] * k
-                seed[c] = _constant(1, _prim(rows[c]))
+                seed[c] = _constant(1, ir.elem_prim(rows[c]))
                 mid, dmid = fw.inline(lam, lv + xv, [None] * k + seed)
                 fw2 = Forward(self.it, self.loc, replay=True)
                 _, dz = fw2.inline(lam, mid + rv, dmid + [None] * k)
-                s = Scalar(self.emit, _prim(rows[c]))
-                total = _constant(0, _prim(rows[c]))
+                s = Scalar(self.emit, ir.elem_prim(rows[c]))
+                total = _constant(0, ir.elem_prim(rows[c]))
                 for d, yb, t in zip(dz, ybars, rows):
-                    if d is not None and _prim(t) != "bool":
-                        term = s.mul(d, yb) if _prim(t) == _prim(rows[c]) else \
-                            self.emit(ir.ConvOp(_prim(t), _prim(rows[c]), Scalar(
-                                self.emit, _prim(t)).mul(d, yb)), rows[c])
+                    if d is not None and ir.elem_prim(t) != "bool":
+                        term = s.mul(d, yb) if ir.elem_prim(t) == ir.elem_prim(rows[c]) else \
+                            self.emit(ir.ConvOp(ir.elem_prim(t), ir.elem_prim(rows[c]), Scalar(
+                                self.emit, ir.elem_prim(t)).mul(d, yb)), rows[c])
                         total = s.add(total, term)
                 adjs.append(total)
             return adjs
@@ -278,7 +277,7 @@ class SoacRules:
             [ir.ArrayT("i64", (w,)), ir.ArrayT(prim, (w,))], "hist")
         rows = indices(self.it, w)
         m = self.it.width(ir.Var(dest))
-        best = [self.emit(ir.Replicate((m,), x), ir.ArrayT(_prim(self.type_of(x)), (m,)))
+        best = [self.emit(ir.Replicate((m,), x), ir.ArrayT(ir.elem_prim(self.type_of(x)), (m,)))
                 for x in (op.nes[0], w)]
         pick = ir.HistOp(tuple(b.name for b in best), (op.nes[0], w), _first_extremum(
             self.it, which, prim))
@@ -332,7 +331,7 @@ class SoacRules:
 
         for d, ybar, _, n in written:
             its = [indices.pop(0) for _ in range(n)]
-            prim = _prim(self.type_of(ybar))
+            prim = ir.elem_prim(self.type_of(ybar))
             zeros = self.emit(ir.Replicate((e.w,), _constant(0, prim)),
                               ir.ArrayT(prim, (e.w,)))
             rest = self.emit(ir.Copy(ybar.name), self.type_of(ybar))
@@ -348,7 +347,7 @@ class SoacRules:
         t = self.type_of(arr)
         if len(idx) != len(t.shape):
             raise NotReversible("scatters and histograms of arrays")
-        prim = _prim(t)
+        prim = ir.elem_prim(t)
         edge = _constant(0, prim) if edge is None else edge
         ok: ir.SubExp = ir.Constant(True, "bool")
         for k, (i, d) in enumerate(zip(idx, array_dims(self.it, arr))):
@@ -387,7 +386,7 @@ class SoacRules:
             # an array the function uses whole (`map2 (*) row w`), as much
             # memory as the map's work.
             dense = sorted((v for v in rv.adj if v in outer), key=lambda v: v.tag)
-            inputs = [(k, p) for k, p in enumerate(rows) if _prim(p.type) != "bool"]
+            inputs = [(k, p) for k, p in enumerate(rows) if ir.elem_prim(p.type) != "bool"]
             result = [rv.adj.get(p.name) or emit_zero(self.it, ir.Var(p.name)) for _, p in inputs]
             result += [rv.adj[v] for v in dense]
             pairs = [(v, idx, a) for v, got in rv.pairs.items() for idx, a in got]
