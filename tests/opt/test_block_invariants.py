@@ -15,7 +15,7 @@ import pytest
 
 from futgen.codegen.package import build_package
 from futgen.core import ir, load
-from futgen.flatten.names import substitute
+from futgen.flatten.names import NameSource, substitute
 from futgen.gpu.check import check_program
 from futgen.gpu.interpret import run as run_gpu
 from futgen.gpu.ir import BLOCKS, GRID, SegMap, SegScan, SegSpace, ThresholdCmp
@@ -101,11 +101,12 @@ def _with_uniform_step(prog: ir.Program) -> ir.Program:
     [dt] = [p.name for p in fun.params if isinstance(p.type, ir.Prim)]
     [kernel] = _blocks(fun.body)
     outer = kernel.exp.space.dims[0]
-    u, g = ir.VName("uniform", 90001), ir.VName("gtid", 90002)
+    names = NameSource(prog)
+    u, g = names.fresh("uniform"), names.fresh("gtid")
     make = ir.Stm((ir.Param(u, ir.ArrayT("f32", (outer,))),),
                   SegMap(GRID, SegSpace((g,), (outer,)), (ir.Prim("f32"),),
                          ir.Body((), (ir.Var(dt),))))
-    step = ir.VName("step", 90003)
+    step = names.fresh("step")
     read = ir.Stm((ir.Param(step, ir.Prim("f32")),),
                   ir.Index(u, (ir.DimFix(ir.Var(kernel.exp.space.gtids[0])),)))
     body = substitute(kernel.exp.body, {dt: step})
